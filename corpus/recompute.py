@@ -8,7 +8,6 @@ and rebuilds the maintained aggregates (`corpus.tallies`). `python manage.py rec
 it; excluding a worker (`corpus.services.set_workers_excluded`) too.
 """
 
-from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
@@ -19,14 +18,15 @@ from django.db import connection, connections, transaction
 from django.db.models import Case, Count, F, Q, QuerySet, When
 from django.db.models.expressions import RawSQL
 
-from base.plain_rows import update_rows
-from base.subquery import EqualsAny, sql_of
+from base.subquery import sql_of
 
 from . import tallies, worker_tally
 from .gold import COUNTERS, gold_expression
 from .gold_moves import gold_recounted, labels_moved
-from .models import LABELS_PER_PAIR, Dataset, Label, Pair, Tally, ValidationLabel
+from .models import LABELS_PER_PAIR, Dataset, Label, Pair, ValidationLabel
+from .scope import Scope
 from .selectors import in_gold, labels_that_count, pairs_in, replacement_labels_in_gold
+from .tallies.worker_tally import EACH_PK
 
 SHOWN_DISAGREEMENTS = 20
 
@@ -108,6 +108,11 @@ def _disagreeing(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     return _with_recomputed(pairs).filter(differs)
 
 
+def _pairs_of(dataset: Dataset | str | None) -> QuerySet[Pair]:
+    """The pairs of a dataset (or of its slug, a command's; None: of every dataset)."""
+    return pairs_in(Scope.named(dataset) if isinstance(dataset, str) else Scope.of_dataset(dataset))
+
+
 def find_disagreements(
     dataset: Dataset | str | None = None, *, limit: int = SHOWN_DISAGREEMENTS, found: list[int] | None = None
 ) -> tuple[int, list[dict[str, Any]]]:
@@ -116,7 +121,7 @@ def find_disagreements(
 
     The full read returns pks only: at MultiNLI scale, with every pair to fix, twelve columns a
     row through the ORM's converters cost more than the query."""
-    pks = list(_disagreeing(pairs_in(dataset)).order_by("pk").values_list("pk", flat=True))
+    pks = list(_disagreeing(_pairs_of(dataset)).order_by("pk").values_list("pk", flat=True))
     if found is not None:
         found.extend(pks)
     rows = (
@@ -133,7 +138,7 @@ def surplus_labels(dataset: Dataset | str | None = None) -> QuerySet[ValidationL
     took beyond the fifth, or the replacement an excluded worker's label had taken once that worker
     is included again. Only labels beyond position 5 can be (the partial index `replacement_labels`)."""
     return (
-        ValidationLabel.objects.filter(labels_that_count(), position__gt=LABELS_PER_PAIR, pair__in=pairs_in(dataset))
+        ValidationLabel.objects.filter(labels_that_count(), position__gt=LABELS_PER_PAIR, pair__in=_pairs_of(dataset))
         .exclude(pk__in=replacement_labels_in_gold())
         .order_by("pair_id", "position")
     )
@@ -175,7 +180,7 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
     figures (`corpus.worker_tally`) are checked and rebuilt every time; with `lengths` the premise and hypothesis lengths too (the command
     does; an exclusion's recompute does not: no label moves a sentence's length).
     """
-    pairs = pairs_in(dataset)
+    pairs = _pairs_of(dataset)
     report = RecomputeReport(pairs_checked=pairs.count())
     disagreeing: list[int] = []
     report.disagreements, report.examples = find_disagreements(dataset, found=disagreeing)
@@ -265,48 +270,37 @@ def _fix_batch(batch: Sequence[int]) -> int:
     return len(rows)
 
 
-# Pairs one statement of `recount_locked` reads or writes: few enough that the planner looks each
-# pair, its premise and its labels up by index; thousands at once, it read every pair and every
-# label of the corpus (a hash join estimated the set a large part of the table).
+# Pairs a statement of the erasure's callers (`privacy.services`) names by a list of pks when
+# it looks them up by `pk IN (...)`: few enough that the planner looks each up by index.
 RECOUNT_CHUNK = 500
 
 
-def recount_locked(pair_pks: Sequence[int]) -> int:
-    """Recount these pairs, which the caller holds locked in its transaction, from the label table,
-    set by set: a read of the pairs that disagree with their labels and a write of their counters
-    per RECOUNT_CHUNK pairs, then one INSERT a tally (the pairs' and the words') for all of them,
-    so the cost follows the pairs named, not the corpus. The worker figures are the caller's: it
-    reads them (`worker_rows`) before it changed the labels and appends the difference after this
-    (`worker_rows_moved`), once for both changes. No fold: the deltas wait for the beat's.
-    Returns pairs written."""
-    ordered = sorted(pair_pks)
-    rows: list[tuple[Any, ...]] = []
-    for start in range(0, len(ordered), RECOUNT_CHUNK):
-        rows += _recount_locked(ordered[start : start + RECOUNT_CHUNK])
+def recount_locked(pair_pks: Sequence[int], *, stopped: list[int] | None = None) -> int:
+    """Recount these pairs, which the caller holds locked in its transaction, from the label table:
+    one read of the pairs that disagree with their labels (`_recount_locked`, each pair and its
+    labels looked up by index) and one write of their counters, then one INSERT a tally (the
+    pairs' and the words') for all of them, so the cost follows the pairs named, not the corpus.
+    The worker figures are the caller's: it reads them (`worker_rows`) before it changed the
+    labels and appends the difference after this (`worker_rows_moved`), once for both changes.
+    No fold: the deltas wait for the beat's. `stopped`, a list, receives the pks of the pairs
+    written that were stopped early (the only ones a recount can leave undecided: the counters of
+    the others did not move). Returns pairs written."""
+    rows = _recount_locked(sorted(set(pair_pks)))
     _write_recounted(rows)
+    if stopped is not None:
+        stopped.extend(row[0] for row in rows if row[RECOUNTED.index("stopped_early")])
     return len(rows)
 
 
 def worker_rows(pair_pks: Sequence[int]) -> tallies.Truth:
-    """`worker_tally.read` of these pairs, RECOUNT_CHUNK pairs a statement (read by index)."""
-    ordered = sorted(set(pair_pks))
-    summed: dict[type[Tally], Counter[tallies.Key]] = {model: Counter() for model, _ in worker_tally.TABLES}
-    for start in range(0, len(ordered), RECOUNT_CHUNK):
-        for model, counted in worker_tally.read(ordered[start : start + RECOUNT_CHUNK]).items():
-            summed[model].update(counted)
-    return cast(tallies.Truth, summed)
+    """`worker_tally.read` of these pairs (each pair's labels looked up by index)."""
+    return worker_tally.read(pair_pks)
 
 
 def worker_rows_moved(before: tallies.Truth, pair_pks: Sequence[int]) -> int:
     """`worker_tally.moved` read as `worker_rows` reads: the difference between these pairs' worker
     rows now and `before`, one INSERT a table. Returns the delta rows written."""
-    after = worker_rows(pair_pks)
-    written = 0
-    for model, key in worker_tally.TABLES:
-        deltas: Counter[tallies.Key] = Counter(after.get(model, {}))
-        deltas.subtract(before.get(model, {}))
-        written += tallies.insert_deltas(model, key, deltas)
-    return written
+    return worker_tally.moved(before, pair_pks)
 
 
 def _write_recounted(rows: Sequence[tuple[Any, ...]]) -> None:
@@ -314,7 +308,7 @@ def _write_recounted(rows: Sequence[tuple[Any, ...]]) -> None:
     from each pair's old key to its new one, as for any writer of counters."""
     if not rows:
         return
-    update_rows(Pair._meta.db_table, list(COUNTERS), [(row[0], *row[-5:]) for row in rows])
+    _write_counters([(row[0], *row[-5:]) for row in rows])
     keys, moves = [], []
     for row in rows:
         pk, dataset_id, split, genre_id, author_label, hypothesis, imported_gold, queued, stopped = row[
@@ -337,7 +331,7 @@ def _write_recounted(rows: Sequence[tuple[Any, ...]]) -> None:
     labels_moved(moves)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _KeyFields:
     """The fields of a pair that `tallies.pair_key` reads besides its counters."""
 
@@ -358,21 +352,44 @@ _recount_statement: list[tuple[str, tuple[Any, ...]]] = []  # compiled once a pr
 
 def _recount_locked(batch: Sequence[int]) -> list[tuple[Any, ...]]:
     """The batch's pairs whose counters disagree with their labels: per pair its RECOUNTED fields,
-    then the five stored counters (COUNTERS), then the five recounted.
+    then the five stored counters (COUNTERS), then the five recounted; in the batch's order.
 
-    Compiled once a process, the pks an array parameter (`pk = ANY(...)`, what `pk IN (...)`
-    becomes in the planner): building the recount through the ORM (five counts under the rule of
-    the labels that count, the gold rule) took longer than running it, once a batch."""
+    One statement whatever the batch's size: each pair's recount (its row, its premise, its labels
+    by index) is a subquery run per pk of the array (`EACH_PK`). Compiled once a process: building
+    the recount through the ORM (five counts under the rule of the labels that count, the gold
+    rule) took longer than running it, once a batch."""
+    if not batch:
+        return []
     if not _recount_statement:
-        recount = (
-            _disagreeing(Pair.objects.filter(EqualsAny(F("pk"), RawSQL("%s::bigint[]", [_BATCH]))))
-            .order_by("pk")
+        one_pair = (
+            _disagreeing(Pair.objects.filter(pk=RawSQL("each_pk.pk", ())))
+            .order_by()
             .values_list(*RECOUNTED, *COUNTERS, *(f"r_{name}" for name in COUNTERS))
         )
-        compiled = sql_of(recount)
-        assert compiled is not None  # a filter by an array parameter always compiles
-        _recount_statement.append(compiled)
+        compiled = sql_of(one_pair)
+        assert compiled is not None  # a filter by a column always compiles
+        # Grouped by pair, the subquery cannot be merged into a join: it runs once a pk.
+        sql = f"SELECT recounted.* FROM {EACH_PK} CROSS JOIN LATERAL ({compiled[0]}) AS recounted"
+        _recount_statement.append((sql, (_BATCH, *compiled[1])))
     sql, params = _recount_statement[0]
     with connection.cursor() as cursor:
         cursor.execute(sql, [list(batch) if value is _BATCH else value for value in params])
-        return [tuple(row) for row in cursor.fetchall()]
+        return cast(list[tuple[Any, ...]], cursor.fetchall())  # tuples already: no copy a row
+
+
+def _write_counters(rows: Sequence[tuple[Any, ...]]) -> None:
+    """Set the COUNTERS of the pairs of `rows` ((pk, *counters)) in one UPDATE, the values as one
+    array a column (a parameter each, not one per value: the statement costs nothing to build)."""
+    table = connection.ops.quote_name(Pair._meta.db_table)
+    names = ", ".join(connection.ops.quote_name(name) for name in COUNTERS)
+    assignments = ", ".join(
+        f"{connection.ops.quote_name(name)} = v.{connection.ops.quote_name(name)}" for name in COUNTERS
+    )
+    types = ["bigint", *(("text" if name == "gold_label" else "integer") for name in COUNTERS)]
+    arrays = ", ".join(f"%s::{kind}[]" for kind in types)
+    columns = [list(column) for column in zip(*rows, strict=True)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} AS t SET {assignments} FROM unnest({arrays}) AS v(id, {names}) WHERE t.id = v.id",
+            columns,
+        )

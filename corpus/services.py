@@ -620,19 +620,20 @@ def set_workers_excluded(
 
 def labels_left(pair_pks: Sequence[int], *, worker_rows: tallies.Truth, read_of: Sequence[int]) -> int:
     """After labels of these pairs were deleted (a participant's erasure, privacy.services), in the
-    caller's transaction, the pairs locked by it: the pairs recounted from the label table set by
-    set (`corpus.recompute.recount_locked`: a few statements per 500 pairs, whatever the corpus's
-    size), the worker figures moved from `worker_rows` (`corpus.recompute.worker_rows` of the
+    caller's transaction, the pairs locked by it: the pairs recounted from the label table
+    (`corpus.recompute.recount_locked`: one read and one write, each pair looked up by index,
+    whatever the corpus's size), the worker figures moved from `worker_rows` (`corpus.recompute.worker_rows` of the
     pairs `read_of`, taken under their locks before anything was deleted) to what they are now,
     stopped pairs no longer decided requeued and the model votes they rested on withdrawn, every
     figure told, as after an exclusion. Returns pairs recounted."""
     touched = sorted(pair_pks)
-    fixed = recount_locked(touched)
+    stopped: list[int] = []  # the pairs recounted that were stopped early: the only ones to requeue
+    fixed = recount_locked(touched, stopped=stopped)
     # After the recount: a label's worker figures read its pair's counters (leave-one-out gold).
     worker_rows_moved(worker_rows, read_of)
     requeued: list[int] = []
-    for start in range(0, len(touched), RECOUNT_CHUNK):  # a chunk a statement, looked up by index
-        requeued += requeue_undecided_stopped(touched[start : start + RECOUNT_CHUNK])
+    for start in range(0, len(stopped), RECOUNT_CHUNK):  # a chunk a statement, looked up by index
+        requeued += requeue_undecided_stopped(stopped[start : start + RECOUNT_CHUNK])
     _withdraw_model_votes(requeued)
     gold_recounted()
     return fixed

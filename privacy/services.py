@@ -7,28 +7,33 @@ transaction through the corpus's own writers (`corpus.services.labels_left`, `co
 `corpus.worker_tally`): there is no second recompute here.
 """
 
+import gc
 import hashlib
 import hmac
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.apps import apps
 from django.conf import settings
-from django.db import models, transaction
-from django.db.models import Q
+from django.db import connection, models, transaction
+from django.db.models import F, Q
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
 from audit import services as audit
 from audit.models import AuditEntry
 from base.long_tasks import JobStatus
+from base.subquery import EqualsAny
 from corpus import recompute, tallies
 from corpus.models import Dataset, LengthTally, Pair, PairTally, Premise, ValidationLabel, WordTally, Worker
 from corpus.services import labels_left
 from corpus.tallies import LENGTH_KEY, PAIR_KEY, WORD_KEY
+from corpus.tallies.worker_tally import EACH_PK
 from crowd.models import ContributionsOnWithdrawal, Study, StudySession
 from crowd.registry import release_open_claims_of_session
 from quality.aggregation_runs import request_aggregation
@@ -93,28 +98,31 @@ def _pairs_leave_tallies(pairs: models.QuerySet[Pair]) -> None:
 def _labels_locked(worker: Worker, datasets: Sequence[int], authored_pks: Sequence[int]) -> tuple[list[int], list[int]]:
     """(pks of the worker's labels on pairs of `datasets` other than their own, those pairs), every
     pair they and `authored_pks` touch locked, in pk order as every writer locks them. Read from
-    the worker's labels (their index) and the pairs looked up by pk, RECOUNT_CHUNK a statement:
-    joined to the pairs by dataset, the planner hashed every pair of the datasets for the read and
-    every label of the corpus for the DELETE, a cost that grew with the corpus, not the person."""
+    the worker's labels (their index), then the pairs locked in one statement, each looked up by
+    its pk (`EACH_PK`): joined to the pairs by dataset, or to a few thousand pks as a set, the
+    planner weighed a pass over every pair (and every label, for the DELETE) against the probes, a
+    cost that grew with the corpus, not the person."""
     own = list(ValidationLabel.objects.filter(worker=worker).order_by().values_list("pk", "pair_id"))
     authored = set(authored_pks)
     candidates = sorted({pair_id for _, pair_id in own} | authored)
-    wanted = set(datasets)
-    in_datasets: set[int] = set()
-    for start in range(0, len(candidates), recompute.RECOUNT_CHUNK):
-        chunk = candidates[start : start + recompute.RECOUNT_CHUNK]
-        # The datasets told apart here, not in the locking statement: with the dataset's index
-        # at hand the planner may walk every pair of the dataset for a few pks.
-        found = Pair.objects.filter(pk__in=chunk).values_list("pk", "dataset_id")
-        mine = sorted(pk for pk, dataset_id in found if dataset_id in wanted)
-        in_datasets.update(
-            Pair.objects.select_for_update(no_key=True, of=("self",))
-            .filter(pk__in=mine)
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
+    in_datasets = set(_lock_pairs_in(candidates, datasets))
     leaving = [(pk, pair_id) for pk, pair_id in own if pair_id in in_datasets and pair_id not in authored]
     return sorted(pk for pk, _ in leaving), sorted({pair_id for _, pair_id in leaving})
+
+
+def _lock_pairs_in(pair_pks: Sequence[int], datasets: Sequence[int]) -> list[int]:
+    """Lock the pairs among `pair_pks` (sorted) that belong to `datasets`, in pk order (the order
+    of the array, each pk looked up on its own), and return their pks."""
+    if not pair_pks:
+        return []
+    table = connection.ops.quote_name(Pair._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT locked.id FROM {EACH_PK} CROSS JOIN LATERAL (SELECT id FROM {table}"
+            " WHERE id = each_pk.pk AND dataset_id = ANY(%s) OFFSET 0 FOR NO KEY UPDATE) AS locked",
+            [list(pair_pks), list(datasets)],
+        )
+        return [pk for (pk,) in cursor.fetchall()]
 
 
 def _delete_on_pairs_of(model: type[models.Model], rows: Sequence[tuple[int, int]], datasets: Sequence[int]) -> int:
@@ -130,6 +138,22 @@ def _delete_on_pairs_of(model: type[models.Model], rows: Sequence[tuple[int, int
     for start in range(0, len(leaving), recompute.RECOUNT_CHUNK):
         deleted += model._default_manager.filter(pk__in=leaving[start : start + recompute.RECOUNT_CHUNK]).delete()[0]
     return deleted
+
+
+@contextmanager
+def _cycle_collector_held() -> Iterator[None]:
+    """Python's cycle collector held off for the block, then set back as it was. A person's thousands of
+    pairs make tens of thousands of row tuples and tally keys that live until the recount ends, and
+    each full pass of the collector that so many new objects set off walks every object of the
+    process (a server's apps and modules, hundreds of thousands), several passes an erasure. None of
+    them is in a cycle: reference counting frees them as the block ends."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass
@@ -190,7 +214,7 @@ def remove_contributions(
     from corpus.models import GrammaticalityJudgment
     from validation.models import PremiseLabel
 
-    with transaction.atomic():
+    with transaction.atomic(), _cycle_collector_held():
         # NO KEY UPDATE, as a submit and an exclusion lock the worker (corpus.services).
         list(Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).values_list("pk", flat=True))
         # By the author's index alone, the datasets told apart here (as in `_labels_locked`).
@@ -207,8 +231,9 @@ def remove_contributions(
         removed.others_labels_on_pairs = (
             ValidationLabel.objects.filter(pair_id__in=authored_pks).exclude(worker=worker).count()
         )
-        for start in range(0, len(label_pks), recompute.RECOUNT_CHUNK):
-            ValidationLabel.objects.filter(pk__in=label_pks[start : start + recompute.RECOUNT_CHUNK]).delete()
+        # One statement, the pks one array parameter (an IN list of thousands cost more to build
+        # than to run), each label looked up by its own index.
+        ValidationLabel.objects.filter(EqualsAny(F("pk"), RawSQL("%s::bigint[]", [label_pks]))).delete()
         # Found by the worker's index, their pairs' datasets by pk, as the labels are.
         judged = GrammaticalityJudgment.objects.filter(worker=worker).order_by().values_list("pk", "pair_id")
         removed.judgments = _delete_on_pairs_of(GrammaticalityJudgment, list(judged), datasets)

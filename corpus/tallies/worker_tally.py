@@ -38,7 +38,8 @@ from .. import signals
 from ..gold import gold_expression, gold_from_votes
 from ..labels import AUTHOR_POSITION, LABELS, LABELS_PER_PAIR, NO_GOLD, THREE_WAY_SCHEME
 from ..models import Dataset, Pair, ValidationLabel
-from ..selectors import DatasetScope, dataset_sql, in_gold
+from ..scope import EVERYTHING, Scope
+from ..selectors import in_gold
 from . import engine as tallies
 from .corpus_tallies import split_moved
 from .models import Tally, WorkerLabelTally, WorkerSecondsTally, WriterTally
@@ -167,22 +168,30 @@ def _writer_rows(pairs: QuerySet[Pair]) -> tuple[str, tuple[Any, ...]] | None:
 _VOTES = ", ".join(f"votes_{label}" for label in LABELS)
 
 
-def _statement(labels: QuerySet[ValidationLabel], pairs: QuerySet[Pair]) -> tuple[str, list[Any]] | None:
-    """The statement of every table's rows of these labels and pairs, grouped (None: no row)."""
+def _statement(
+    labels: QuerySet[ValidationLabel], pairs: QuerySet[Pair], *, each_pk: Any = None
+) -> tuple[str, list[Any]] | None:
+    """The statement of every table's rows of these labels and pairs, grouped (None: no row). With
+    `each_pk`, the parameter of an array of pair pks that `labels` and `pairs` name as
+    `each_pk.pk`: their rows are read pk by pk (`EACH_PK`)."""
     parts: list[str] = []
     params: list[Any] = []
+    rows_of = f"{EACH_PK} CROSS JOIN LATERAL (" if each_pk is not None else "("
+    kept_apart = " OFFSET 0)" if each_pk is not None else ")"
     if (found := _label_rows(labels)) is not None:
         parts.append(
             f"SELECT 'label', in_dataset, in_split, worker_id, label, own, {_VOTES}, gold, written, bucket,"
-            f" NULL::boolean, count(*) FROM ({found[0]}) AS labels GROUP BY 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12"
+            f" NULL::boolean, count(*) FROM {rows_of}{found[0]}{kept_apart} AS labels"
+            " GROUP BY 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12"
         )
-        params += found[1]
+        params += [each_pk, *found[1]] if each_pk is not None else found[1]
     if (found := _writer_rows(pairs)) is not None:
         parts.append(
             "SELECT 'writer', dataset_id, in_split, author_id, NULL, NULL, NULL, NULL, NULL, gold_label,"
-            f" author_label, NULL, five, count(*) FROM ({found[0]}) AS pairs GROUP BY 2, 3, 4, 10, 11, 13"
+            f" author_label, NULL, five, count(*) FROM {rows_of}{found[0]}{kept_apart} AS pairs"
+            " GROUP BY 2, 3, 4, 10, 11, 13"
         )
-        params += found[1]
+        params += [each_pk, *found[1]] if each_pk is not None else found[1]
     return (" UNION ALL ".join(parts), params) if parts else None
 
 
@@ -216,15 +225,24 @@ class _Pairs:
 _PAIRS = _Pairs()
 _pairs_statement: list[tuple[str, tuple[Any, ...]]] = []  # compiled once a process
 
+# Each pk of an array parameter looked up on its own (`LATERAL`, the subquery kept apart by
+# OFFSET 0, else the planner merges it into a join): an index probe per pk, whatever the number of
+# pks, the corpus's size or its statistics. Joined to a few thousand pks as a set, the planner
+# weighs one pass over every label of the corpus against the probes and takes the pass as the
+# corpus grows.
+EACH_PK = "unnest(%s::bigint[]) AS each_pk(pk)"
+
 
 def _of_pairs(pks: list[int]) -> tuple[str, list[Any]]:
-    """The statement of these pairs' rows. The pairs are an array parameter, so the statement is
-    compiled once a process: building it through the ORM (the leave-one-out gold, the rule of the
-    labels that count) cost more than running it, twice in every submit."""
+    """The statement of these pairs' rows, each pair's labels looked up by index (`EACH_PK`). The
+    pairs are an array parameter, so the statement is compiled once a process: building it through
+    the ORM (the leave-one-out gold, the rule of the labels that count) cost more than running it,
+    twice in every submit."""
     if not _pairs_statement:
-        among = RawSQL("SELECT unnest(%s::bigint[])", [_PAIRS])
-        compiled = _statement(ValidationLabel.objects.filter(pair_id__in=among), Pair.objects.filter(pk__in=among))
-        assert compiled is not None  # a filter by a subquery always compiles
+        pk = RawSQL("each_pk.pk", ())
+        labels = ValidationLabel.objects.filter(pair_id=pk).order_by()  # grouped: no sort of each pair's labels
+        compiled = _statement(labels, Pair.objects.filter(pk=pk), each_pk=_PAIRS)
+        assert compiled is not None  # a filter by a column always compiles
         _pairs_statement.append((compiled[0], tuple(compiled[1])))
     sql, params = _pairs_statement[0]
     return sql, [pks if value is _PAIRS else value for value in params]
@@ -293,13 +311,13 @@ TALLY = tallies.Maintained(
 # --- reading ---------------------------------------------------------------------------------------
 
 
-def _scope_condition(dataset: DatasetScope, column: str = "dataset_id") -> tuple[str, list[Any]]:
-    found = dataset_sql(dataset, column)
+def _scope_condition(scope: Scope, column: str = "dataset_id") -> tuple[str, list[Any]]:
+    found = scope.sql(column)
     return found if found is not None else ("TRUE", [])
 
 
-def _split_condition(split: str | None) -> tuple[str, list[Any]]:
-    return ("split = %s", [split]) if split else ("TRUE", [])
+def _split_condition(scope: Scope) -> tuple[str, list[Any]]:
+    return ("split = %s", [scope.split]) if scope.split else ("TRUE", [])
 
 
 # The figures of `label_figures` (quality.selectors), each a sum of `n` over the rows where a
@@ -320,8 +338,7 @@ MIDDLE_NAMES = ("timed", "lower_middle", "upper_middle")
 
 
 def worker_sums(
-    dataset: DatasetScope = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     *,
     medians: bool = True,
     only: Sequence[str] = FIGURE_NAMES,
@@ -331,8 +348,8 @@ def worker_sums(
     `timed` with the buckets of the lower and upper middle ones (`lower_middle`, `upper_middle`: the
     median lies within their bounds; None without timed labels). Workers whose labels sum to none
     are left out."""
-    scope, scope_params = _scope_condition(dataset, "t.dataset_id")
-    split_sql, split_params = _split_condition(split)
+    datasets_sql, scope_params = _scope_condition(scope, "t.dataset_id")
+    split_sql, split_params = _split_condition(scope)
     figures, params = [], []
     wanted = [figure for figure in _FIGURES if figure[0] in only]
     for name, condition, values in wanted:
@@ -344,7 +361,7 @@ def worker_sums(
         WITH figures AS (
             SELECT worker_id, {", ".join(figures)}
             FROM (SELECT t.*, d.label_scheme AS scheme FROM {labels} t JOIN {Dataset._meta.db_table} d
-                  ON d.id = t.dataset_id WHERE {scope} AND {split_sql}) AS rows
+                  ON d.id = t.dataset_id WHERE {datasets_sql} AND {split_sql}) AS rows
             GROUP BY worker_id HAVING sum(n::integer) <> 0
         )"""
     params += [*scope_params, *split_params]
@@ -353,7 +370,7 @@ def worker_sums(
         # Python (a running sum over SQL windows cost twice as much).
         sql += f""", buckets AS (
             SELECT worker_id, bucket, sum(n::integer) AS n FROM {WorkerSecondsTally._meta.db_table} t
-            WHERE {scope} AND {split_sql} GROUP BY worker_id, bucket HAVING sum(n::integer) <> 0
+            WHERE {datasets_sql} AND {split_sql} GROUP BY worker_id, bucket HAVING sum(n::integer) <> 0
         ), histograms AS (
             SELECT worker_id, array_agg(bucket ORDER BY bucket) AS buckets, array_agg(n ORDER BY bucket) AS counts
             FROM buckets GROUP BY worker_id
@@ -392,19 +409,19 @@ def _middles(buckets: list[int] | None, counts: list[int] | None) -> tuple[int, 
     return timed, lower, upper
 
 
-def writer_sums(dataset: DatasetScope = None, split: str | None = None) -> dict[int, dict[str, int]]:
+def writer_sums(scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
     """{author id: figures} of the scope's written pairs, summed from the tally in one statement:
     `n` pairs, `with_gold` (a gold label), `author_is_gold` (the gold is the label written for),
     `five` (all five labels in) and `five_differs` (of those, gold differs from the label written for)."""
-    scope, scope_params = _scope_condition(dataset)
-    split_sql, split_params = _split_condition(split)
+    datasets_sql, scope_params = _scope_condition(scope)
+    split_sql, split_params = _split_condition(scope)
     sql = (
         "SELECT worker_id, sum(n::integer),"
         " coalesce(sum(n::integer) FILTER (WHERE gold_label <> %s), 0),"
         " coalesce(sum(n::integer) FILTER (WHERE gold_label = author_label), 0),"
         " coalesce(sum(n::integer) FILTER (WHERE five_labels), 0),"
         " coalesce(sum(n::integer) FILTER (WHERE five_labels AND gold_label <> author_label), 0)"
-        f" FROM {WriterTally._meta.db_table} WHERE {scope} AND {split_sql}"
+        f" FROM {WriterTally._meta.db_table} WHERE {datasets_sql} AND {split_sql}"
         " GROUP BY worker_id HAVING sum(n::integer) <> 0"
     )
     names = ("n", "with_gold", "author_is_gold", "five", "five_differs")
