@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from base import api_strict
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from corpus.models import Dataset, Genre, Split, Worker
-from corpus.selectors import figures_of
+from corpus.scope import Scope
 from teams import access
 
 from . import selectors
@@ -71,9 +71,11 @@ def validated(serializer_class: type[serializers.Serializer[Any]], request: Requ
 
 def scoped_query(serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
     """The query of a figure route (a `ScopeQuery`), its `dataset` one of the user's teams' (404
-    otherwise) or, with none named, every dataset of their teams (corpus.selectors.TeamDatasets)."""
+    otherwise) or, with none named, every dataset of their teams, as one `scope` with the split
+    (`corpus.scope.Scope`)."""
     query = api_strict.validated(serializer_class, request.query_params, context={"request": request})
-    return {**query, "dataset": figures_of(query.get("dataset"), access.figure_teams(request.user))}
+    dataset, split = query.pop("dataset", None), query.pop("split", None)
+    return {**query, "scope": Scope.figures_of(dataset, access.figure_teams(request.user), split)}
 
 
 class TagFiguresView(APIView):

@@ -16,6 +16,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from corpus.models import Dataset, WordTally
+from corpus.scope import Scope
 
 from .models import GiveawayListing
 from .selectors import giveaway_words_for
@@ -53,7 +54,7 @@ def store(dataset: Dataset) -> dict[str, Any]:
     # The mark first: a delta written while the sum runs is newer than it, so the next reader
     # recomputes rather than keeping a listing that may lack it.
     mark = WordTally.objects.aggregate(highest=Max("pk"))["highest"] or 0
-    listing = giveaway_words_for(dataset)
+    listing = giveaway_words_for(Scope.of_dataset(dataset))
     # One upsert (INSERT ... ON CONFLICT UPDATE): two readers storing at once both succeed.
     GiveawayListing.objects.bulk_create(
         [GiveawayListing(dataset=dataset, listing=listing, tally_mark=mark, computed_at=timezone.now())],

@@ -22,7 +22,8 @@ from base.long_tasks import JobStatus, heartbeat
 from base.task_queue import enqueue
 from corpus.giveaways import counted_label
 from corpus.models import Dataset, Pair
-from corpus.selectors import TeamDatasets, in_datasets, one_dataset, pairs_in
+from corpus.scope import EVERYTHING, Scope
+from corpus.selectors import pairs_in
 
 from .models import MonitorRefresh
 from .monitor import ScoringModel, monitor
@@ -33,9 +34,9 @@ logger = logging.getLogger(__name__)
 REFRESH_TASK = "artifacts.refresh_monitor"
 
 
-def monitor_rows(dataset: Dataset | TeamDatasets | None = None) -> Iterator[dict[str, Any]]:
+def monitor_rows(scope: Scope = EVERYTHING) -> Iterator[dict[str, Any]]:
     values = (
-        pairs_in(dataset)
+        pairs_in(scope)
         .values_list("hypothesis", "gold_label", "author_label", "label_count", "premise__genre__slug", "author_id")
         .order_by("pk")
         .iterator(chunk_size=10000)
@@ -70,11 +71,11 @@ def refresh_monitor(
     refresh = MonitorRefresh.objects.create(
         dataset=dataset,
         trigger=trigger,
-        pairs_total=pairs_in(dataset).count(),
+        pairs_total=pairs_in(Scope.of_dataset(dataset)).count(),
     )
     try:
         with heartbeat(MonitorRefresh, refresh.pk):
-            figures, scoring = monitor(monitor_rows(dataset), folds=folds, seed=seed, **options)
+            figures, scoring = monitor(monitor_rows(Scope.of_dataset(dataset)), folds=folds, seed=seed, **options)
     except ValueError as error:
         return _finish(refresh, JobStatus.FAILED, started, error=str(error))
     except Exception as error:
@@ -210,7 +211,7 @@ def scoring_model(dataset: Dataset | None) -> tuple[MonitorRefresh | None, Scori
 GUESSABLE_P = 0.8
 
 
-def nudge_effect(dataset: Dataset | TeamDatasets | None = None) -> dict[str, Any]:
+def nudge_effect(scope: Scope = EVERYTHING) -> dict[str, Any]:
     """Guessability of submitted hypotheses by arm, scored by the monitor's current model:
     written with the nudge off (the comparison arm), on without a note, and on with a note
     (and of those, how many the worker revised). Only records whose hypothesis became a pair
@@ -220,7 +221,7 @@ def nudge_effect(dataset: Dataset | TeamDatasets | None = None) -> dict[str, Any
     from .models import NudgeRecord
 
     # A team's datasets have no model of their own: the global one scores their records.
-    refresh, model = scoring_model(one_dataset(dataset))
+    refresh, model = scoring_model(scope.one)
     records = NudgeRecord.objects.filter(
         Exists(
             Pair.objects.filter(
@@ -228,7 +229,7 @@ def nudge_effect(dataset: Dataset | TeamDatasets | None = None) -> dict[str, Any
             )
         )
     )
-    records = in_datasets(records, dataset)
+    records = scope.filter(records)
     arms: dict[str, dict[str, Any]] = {
         name: {"n": 0, "p_sum": 0.0, "guessable": 0, "revised": 0} for name in ("off", "no_note", "shown")
     }

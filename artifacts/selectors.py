@@ -14,8 +14,9 @@ from corpus import labels as scheme_labels
 from corpus import tallies
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP, counted_label, giveaway_words, ranked, tokenize
 from corpus.labels import LABELS, NO_GOLD
-from corpus.models import Dataset, Genre, Worker
-from corpus.selectors import TeamDatasets, in_datasets, pairs_in
+from corpus.models import Genre, Worker
+from corpus.scope import EVERYTHING, Scope
+from corpus.selectors import pairs_in
 
 from . import tag_tally
 from .models import MonitorRefresh, PairTags, TaggingJob
@@ -32,7 +33,7 @@ class _Run(Protocol):
     snapshot: Any
 
 
-def tag_figures(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, Any]:
+def tag_figures(scope: Scope = EVERYTHING) -> dict[str, Any]:
     """Share of pairs with each tag, overall and per genre (Table 7), and per tag the count of
     each gold label with the most frequent one. Shares are over tagged pairs; `untagged` says how
     many pairs in scope still wait for the tagger.
@@ -45,7 +46,7 @@ def tag_figures(dataset: Dataset | TeamDatasets | None = None, split: str | None
     overall = dict.fromkeys(counted, 0)
     genre_sums: dict[str, dict[str, Any]] = {}
     by_gold: dict[str, dict[str, int]] = {}
-    for slug, name, gold_label, tag, n in tag_tally.tag_counts(dataset, split):
+    for slug, name, gold_label, tag, n in tag_tally.tag_counts(scope):
         column = "pairs" if tag == tag_tally.TAGGED else tag
         genre = genre_sums.setdefault(slug, {"slug": slug, "name": name})
         gold = by_gold.setdefault(gold_label, {})
@@ -56,11 +57,11 @@ def tag_figures(dataset: Dataset | TeamDatasets | None = None, split: str | None
         for column in counted:
             genre.setdefault(column, 0)
     per_genre = [genre_sums[slug] for slug in sorted(genre_sums)]
-    in_scope = sum(n for _, n in tallies.pair_counts(dataset, split, by=("dataset_id",)))
+    in_scope = sum(n for _, n in tallies.pair_counts(scope, by=("dataset_id",)))
     tagged = overall["pairs"]
     genres = [{"slug": row["slug"], "name": row["name"], "pairs": row["pairs"]} for row in per_genre]
     # A two-way or ordinal dataset's gold labels in its own words: entailed / not-entailed.
-    scheme = dataset.label_scheme if isinstance(dataset, Dataset) else None
+    scheme = scope.one.label_scheme if scope.one is not None else None
     categories = scheme_labels.stored_categories(scheme)
     rows = []
     for phenomenon in PHENOMENA:
@@ -163,11 +164,11 @@ def run_tag_accuracy(run: _Run, *, split: str | None = None) -> dict[str, Any] |
     }
 
 
-def latest_tagging_jobs(among: Dataset | TeamDatasets | None = None, *, limit: int = 5) -> list[TaggingJob]:
-    """The latest tagging jobs (of a team's datasets: `among`; None: every job)."""
+def latest_tagging_jobs(scope: Scope = EVERYTHING, *, limit: int = 5) -> list[TaggingJob]:
+    """The latest tagging jobs (of a team's datasets: `scope`; otherwise every job)."""
     jobs = TaggingJob.objects.select_related("dataset")
-    if isinstance(among, TeamDatasets):
-        jobs = in_datasets(jobs, among)
+    if scope.teams is not None:
+        jobs = scope.filter(jobs)
     return list(jobs[:limit])
 
 
@@ -175,8 +176,7 @@ def latest_tagging_jobs(among: Dataset | TeamDatasets | None = None, *, limit: i
 
 
 def giveaway_words_for(
-    dataset: Dataset | TeamDatasets | None = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     *,
     genre: Genre | None = None,
     worker: Worker | None = None,
@@ -196,7 +196,7 @@ def giveaway_words_for(
         # Plain dicts: a corpus's tally has tens of thousands of (label, word) sums, one row each.
         word_count: dict[str, int] = {}
         word_label: dict[str, dict[str, int]] = {}
-        for label, word, n in tallies.word_counts(dataset, split, genre_id=genre.pk if genre else None):
+        for label, word, n in tallies.word_counts(scope, genre_id=genre.pk if genre else None):
             if word == tallies.HYPOTHESES:
                 per_label[label] += n
             elif label in LABELS:
@@ -207,7 +207,7 @@ def giveaway_words_for(
                 counts[label] = counts.get(label, 0) + n
         listing = ranked(word_count, word_label, min_count=min_count, top=top)
     else:
-        pairs = pairs_in(dataset, split)
+        pairs = pairs_in(scope)
         if genre is not None:
             pairs = pairs.filter(premise__genre=genre)
         if worker is not None:
@@ -221,7 +221,7 @@ def giveaway_words_for(
                 yield tokenize(hypothesis), label
 
         listing = giveaway_words(counted(), min_count=min_count, top=top)
-    scheme = dataset.label_scheme if isinstance(dataset, Dataset) else None
+    scheme = scope.one.label_scheme if scope.one is not None else None
     categories = scheme_labels.stored_categories(scheme)
     if categories != LABELS:
         # Two-way (and ordinal) data in its own words: entailed / not-entailed, no contradiction.
@@ -240,25 +240,25 @@ def giveaway_words_for(
 # --- the monitor -------------------------------------------------------------------------------
 
 
-def latest_refresh(dataset: Dataset | TeamDatasets | None = None) -> MonitorRefresh | None:
+def latest_refresh(scope: Scope = EVERYTHING) -> MonitorRefresh | None:
     """The scope's latest done monitor refresh (None: all datasets together)."""
-    return _refreshes(dataset).filter(status=JobStatus.DONE).order_by("-created_at").first()
+    return _refreshes(scope).filter(status=JobStatus.DONE).order_by("-created_at").first()
 
 
-def _refreshes(dataset: Dataset | TeamDatasets | None) -> QuerySet[MonitorRefresh]:
+def _refreshes(scope: Scope) -> QuerySet[MonitorRefresh]:
     """The monitor's refreshes of a scope: one dataset's, or those over all datasets together
     (None). A team's datasets have none of their own (a refresh over all datasets is other teams'
     data too), so a team's scope shows none."""
-    if isinstance(dataset, TeamDatasets):
+    if scope.teams is not None:
         return MonitorRefresh.objects.none()
-    return MonitorRefresh.objects.filter(dataset=dataset)
+    return MonitorRefresh.objects.filter(dataset=scope.one)
 
 
-def monitor_overview(dataset: Dataset | TeamDatasets | None = None, *, trend_points: int = 20) -> dict[str, Any]:
+def monitor_overview(scope: Scope = EVERYTHING, *, trend_points: int = 20) -> dict[str, Any]:
     """The latest done refresh of the scope, its flagged writers (with names), and the trend:
     hypothesis-only accuracy against the majority class over the last refreshes, oldest first."""
-    refreshes = _refreshes(dataset)
-    latest = latest_refresh(dataset)
+    refreshes = _refreshes(scope)
+    latest = latest_refresh(scope)
     trend = list(
         refreshes.filter(status=JobStatus.DONE)
         .order_by("-created_at")

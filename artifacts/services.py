@@ -18,6 +18,7 @@ from base.long_tasks import JobStatus, heartbeat
 from base.plain_rows import insert_rows, update_rows
 from base.task_queue import enqueue, enqueue_coalesced
 from corpus.models import Dataset, Pair, Premise
+from corpus.scope import Scope
 from corpus.selectors import pairs_in
 
 from . import tag_tally
@@ -53,7 +54,7 @@ def get_tagger() -> PhenomenonTagger:
 
 
 def pairs_to_tag(dataset: Dataset | None = None, *, retag: bool = False) -> QuerySet[Pair]:
-    pairs = pairs_in(dataset)
+    pairs = pairs_in(Scope.of_dataset(dataset))
     return pairs if retag else pairs.filter(phenomenon_tags__isnull=True)
 
 
@@ -267,7 +268,7 @@ def _untagged_between(
     large corpus scans the tags table for every batch, which made the import's tagging run at a
     fraction of the tagger's speed.
     """
-    pairs = pairs_in(dataset)
+    pairs = pairs_in(Scope.of_dataset(dataset))
     if through is not None:
         pairs = pairs.filter(pk__lte=through)
     last_pk = after

@@ -22,7 +22,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 
 from corpus import signals, tallies
 from corpus.models import Dataset, Pair, PairTally
-from corpus.selectors import TeamDatasets
+from corpus.scope import EVERYTHING, Scope
 
 from .models import PairTags, TagTally
 from .phenomena import PHENOMENON_NAMES
@@ -115,7 +115,7 @@ def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs:
 
 def tally_pairs(dataset: Dataset | None = None) -> int:
     """Pairs of the dataset (None: of all) as the corpus's pair tally counts them."""
-    return tallies.scoped(PairTally, dataset).aggregate(n=Sum("n"))["n"] or 0
+    return tallies.scoped(PairTally, Scope.of_dataset(dataset)).aggregate(n=Sum("n"))["n"] or 0
 
 
 def untagged_pairs(dataset: Dataset | None = None, *, retag: bool = False) -> int:
@@ -127,13 +127,13 @@ def untagged_pairs(dataset: Dataset | None = None, *, retag: bool = False) -> in
     pairs = tally_pairs(dataset)
     if retag:
         return pairs
-    tagged = tallies.scoped(TagTally, dataset).filter(tag=TAGGED).aggregate(n=Sum("n"))["n"] or 0
+    tagged = tallies.scoped(TagTally, Scope.of_dataset(dataset)).filter(tag=TAGGED).aggregate(n=Sum("n"))["n"] or 0
     return max(0, pairs - tagged)
 
 
-def tag_counts(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> list[tallies.Key]:
+def tag_counts(scope: Scope = EVERYTHING) -> list[tallies.Key]:
     """[(genre slug, genre name, gold label, tag, pairs)] summed from the tally (TAGGED: tagged pairs)."""
-    return tallies.summed(tallies.scoped(TagTally, dataset, split), ("genre__slug", "genre__name", "gold_label", "tag"))
+    return tallies.summed(tallies.scoped(TagTally, scope), ("genre__slug", "genre__name", "gold_label", "tag"))
 
 
 # --- check and rebuild -------------------------------------------------------------------------

@@ -8,18 +8,18 @@ from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
-from corpus.selectors import DatasetScope, in_datasets
+from corpus.scope import EVERYTHING, Scope
 
 from .judgements import Flag
 from .models import SenseScore, WritingEvidence, WrittenSentence
 from .sense import writer_low_sense
 
 
-def typing_flags_by_worker(worker_ids: Iterable[int], among: DatasetScope = None) -> dict[int, dict[str, int]]:
+def typing_flags_by_worker(worker_ids: Iterable[int], scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
     """Per worker: hypotheses with a typing record, how many are flagged, how many came with no
-    evidence, and the sense of their hypotheses (`sense_by_worker`) (of the studies of `among`, a team's datasets: a worker shared by teams is seen by each
+    evidence, and the sense of their hypotheses (`sense_by_worker`) (of the studies of `scope`, a team's datasets: a worker shared by teams is seen by each
     through its own studies only; None: every record)."""
-    evidence = _evidence(among)
+    evidence = _evidence(scope)
     worker_ids_list = list(worker_ids)
     rows = (
         evidence.filter(worker_id__in=worker_ids_list)
@@ -37,18 +37,17 @@ def typing_flags_by_worker(worker_ids: Iterable[int], among: DatasetScope = None
     }
     # The sense of their hypotheses (authorship.sense), beside how they were typed: scored, low,
     # and the writer-level judgement (1 when more are low than honest writing gives by chance).
-    for worker_id, sense in sense_by_worker(worker_ids_list, among).items():
+    for worker_id, sense in sense_by_worker(worker_ids_list, scope).items():
         figures.setdefault(worker_id, {"written": 0, "flagged": 0, "no_evidence": 0}).update(sense)
     return figures
 
 
-def sense_by_worker(worker_ids: Iterable[int], among: DatasetScope = None) -> dict[int, dict[str, int]]:
+def sense_by_worker(worker_ids: Iterable[int], scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
     """Per writer: hypotheses with a sense score, how many are low, and `low_sense_writer` (1 when
     `authorship.sense.writer_low_sense` judges the count beyond honest writing's chance), of the
-    pairs of `among` (None: every score)."""
+    pairs of `scope` (every score of every dataset)."""
     scores = SenseScore.objects.filter(worker_id__in=list(worker_ids))
-    if among is not None:
-        scores = in_datasets(scores, among, via="pair__dataset")
+    scores = scope.filter(scores, via="pair__dataset")
     rows = scores.values("worker_id").annotate(scored=Count("id"), low=Count("id", filter=Q(low_sense=True))).order_by()
     return {
         row["worker_id"]: {
@@ -104,26 +103,24 @@ def typing_flags_of_pairs(pair_ids: Any) -> dict[int, list[str]]:
 SHARE_OVER_TIME_DAYS = 30
 
 
-def _evidence(among: DatasetScope) -> QuerySet[WritingEvidence]:
-    """Typing records of the studies of `among` (every record for None)."""
-    if among is None:
-        return WritingEvidence.objects.all()
-    return in_datasets(WritingEvidence.objects.all(), among, via="study_session__study__dataset")
+def _evidence(scope: Scope) -> QuerySet[WritingEvidence]:
+    """Typing records of the studies of `scope` (every record of every dataset)."""
+    return scope.filter(WritingEvidence.objects.all(), via="study_session__study__dataset")
 
 
-def _sentences(among: DatasetScope) -> QuerySet[WrittenSentence]:
-    """Written sentences of the pairs of `among` (every one for None)."""
-    return in_datasets(WrittenSentence.objects.all(), among, via="pair__dataset")
+def _sentences(scope: Scope) -> QuerySet[WrittenSentence]:
+    """Written sentences of the pairs of `scope` (every one of every dataset)."""
+    return scope.filter(WrittenSentence.objects.all(), via="pair__dataset")
 
 
 def typing_flagged_share_by_study_day(
-    among: DatasetScope = None, *, days: int = SHARE_OVER_TIME_DAYS
+    scope: Scope = EVERYTHING, *, days: int = SHARE_OVER_TIME_DAYS
 ) -> list[dict[str, Any]]:
     """Per study and day (UTC, the last `days` days, newest first): hypotheses with a typing record,
     how many are flagged and their share. One grouped read; records outside a study are left out."""
     since = timezone.now() - timedelta(days=days)
     rows = (
-        _evidence(among)
+        _evidence(scope)
         .filter(study_session__isnull=False, created_at__gte=since)
         .annotate(day=TruncDate("created_at"))
         .values("study_session__study__slug", "study_session__study__name", "day")
@@ -151,12 +148,12 @@ def _writer_name(worker_id: int, external_id: str, username: str) -> str:
     return external_id or username or f"worker {worker_id}"
 
 
-def copies_by_writer(among: DatasetScope = None, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
+def copies_by_writer(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
     """Writers with copies (authorship.copies), most first: their sentences, how many copy another
     writer's, how many repeat their own from another session, and their sessions. One grouped read;
-    of the sentences of `among` (a team's datasets) when given."""
+    of the sentences of `scope` (a team's datasets) when given."""
     rows = (
-        _sentences(among)
+        _sentences(scope)
         .values("worker_id", "worker__external_id", "worker__user__username")
         .annotate(
             written=Count("id"),
@@ -180,12 +177,12 @@ def copies_by_writer(among: DatasetScope = None, *, limit: int = COPY_ROWS_SHOWN
     ]
 
 
-def copy_clusters(among: DatasetScope = None, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
+def copy_clusters(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
     """The largest groups of copies, each its first sentence and the ids that wrote it or a copy of
-    it (with how many times and in how many sessions), largest first. With `among` (a team's
+    it (with how many times and in how many sessions), largest first. With `scope` (a team's
     datasets) only its sentences count and show: a group's first sentence of another team's is
     neither shown nor counted (its text is then the group's first of the team's)."""
-    sentences = _sentences(among)
+    sentences = _sentences(scope)
     groups = list(
         sentences.filter(cluster_root__isnull=False)
         .values("cluster_root")

@@ -100,6 +100,7 @@ def bench_snli():
     from artifacts.selectors import giveaway_words_for, tag_figures
     from artifacts.services import get_tagger, run_tagging_job, start_tagging
     from corpus.models import Dataset, Worker
+    from corpus.scope import Scope
 
     call_command("migrate", verbosity=0)
     if not Dataset.objects.filter(slug="snli").exists():
@@ -108,14 +109,14 @@ def bench_snli():
     started = time.perf_counter()
     job = run_tagging_job(start_tagging(snli, queue=False).pk, tagger=get_tagger())
     print(f"tagging: {job.done} pairs in {time.perf_counter() - started:.1f} s ({job.tagger})")
-    figures = tag_figures(snli)
+    figures = tag_figures(Scope.of_dataset(snli))
     print(f"\nphenomenon tags over {figures['tagged']} pairs (share, most frequent gold)")
     for row in figures["tags"]:
         print(
             f"  {row['label']:<34} {row['share']:>6.1%}  {row['most_frequent_gold'] or '-':<13} "
             f"{(row['most_frequent_gold_share'] or 0):.0%}"
         )
-    listing = giveaway_words_for(snli)
+    listing = giveaway_words_for(Scope.of_dataset(snli))
     print(f"\ngive-away words (min count {listing['min_count']}, {listing['hypotheses']} hypotheses with gold)")
     for label, words in listing["words"].items():
         print(f"  {label:<13} " + ", ".join(f"{w['word']} {w['p']:.2f} ({w['count']})" for w in words))
@@ -178,12 +179,13 @@ def prepare_snli_monitor():
     from artifacts.monitoring import refresh_monitor
     from artifacts.selectors import latest_refresh
     from corpus.models import Dataset
+    from corpus.scope import Scope
 
     call_command("migrate", verbosity=0)
     if not Dataset.objects.filter(slug="snli").exists():
         call_command("import_pairs", str(SNLI_DEV), "--dataset", "snli", "--no-progress")
     snli = Dataset.objects.get(slug="snli")
-    refresh = latest_refresh(snli) or refresh_monitor(snli, folds=5)
+    refresh = latest_refresh(Scope.of_dataset(snli)) or refresh_monitor(snli, folds=5)
     return snli, refresh
 
 

@@ -123,6 +123,7 @@ def main():
     from django.test.utils import CaptureQueriesContext, setup_test_environment
 
     from bench.worker_quality import VALIDATORS, WRITERS, assign_workers
+    from corpus.scope import Scope
     from dashboard.queries.costs import _outcome_rows, cost_overview
 
     call_command("migrate", verbosity=0)
@@ -186,7 +187,7 @@ def main():
         ("hypotheses: the join (before)", hypothesis_tally.fresh_counts),
         ("hypotheses: the maintained count", hypothesis_tally.counts),
         ("credit: subquery per pair (before)", lambda: list(credits.fresh_credited_ids())),
-        ("outcomes: from the credited claims", lambda: _outcome_rows(None)),
+        ("outcomes: from the credited claims", lambda: _outcome_rows(Scope.everything())),
         ("cost_overview(), cold", cold_overview),
         ("the page, cold", page),
         ("the page, warm", warm_page),

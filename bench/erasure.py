@@ -98,10 +98,11 @@ def build(pair_count: int) -> None:
 def from_scratch() -> float:
     from corpus.agreement import agreement_stats
     from corpus.recompute import recompute_gold
+    from corpus.scope import Scope
 
     started = time.perf_counter()
     recompute_gold("bench", fix=True, lengths=True)
-    agreement_stats("bench", source="pairs")
+    agreement_stats(Scope.named("bench"), source="pairs")
     return time.perf_counter() - started
 
 

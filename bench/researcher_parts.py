@@ -47,6 +47,7 @@ def main():
     import django
 
     django.setup()
+    from corpus.scope import Scope
     from crowd.models import Study, StudySession
     from dashboard import worker_table
     from dashboard.models import WorkerTableScope
@@ -54,21 +55,21 @@ def main():
     from quality.bonus_lines import unpaid_lines
     from quality.selectors import flag_marks
 
-    worker_table.recompute(None, None)
-    flag_rows.recompute(None)
-    scope_id = WorkerTableScope.objects.get(key=worker_table.table_key(None, None)).pk
+    worker_table.recompute(Scope.everything())
+    flag_rows.recompute(Scope.everything())
+    scope_id = WorkerTableScope.objects.get(key=Scope.everything().key).pk
     study = Study.objects.get(slug="bench-validation")
     ids = list(StudySession.objects.filter(study=study).values_list("worker_id", flat=True))
     # The study with the most unpaid bonuses (the bonus page's pay form lists every one).
     most = max(Study.objects.all(), key=lambda each: bonuses.unpaid(each).count())
     unpaid = bonuses.unpaid(most)
     parts = [
-        ("workers table: Python", lambda: python_sorted_page(worker_table.worker_rows(None, None))),
+        ("workers table: Python", lambda: python_sorted_page(worker_table.worker_rows(Scope.everything()))),
         ("workers table: kept, SQL", lambda: (lambda t: (t[0:100], len(t)))(worker_table.WorkerTable(scope_id, "-pairs_written"))),
         (f"unpaid bonuses ({unpaid.count()}): models", lambda: list(unpaid.all())),
         ("unpaid bonuses: plain rows", lambda: unpaid_lines(unpaid.all())),
         (f"approval marks ({len(set(ids))} workers): worker_quality()", lambda: flag_marks(ids)),
-        ("approval marks: kept rows", lambda: flag_rows.flag_marks_of(ids, None)),
+        ("approval marks: kept rows", lambda: flag_rows.flag_marks_of(ids, Scope.everything())),
     ]  # fmt: skip
     for name, function in parts:
         print(f"{name:<52} {best(function, args.repeat):8.1f} ms")

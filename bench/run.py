@@ -576,6 +576,7 @@ def section_statistics(table, args, dataset):
 
     from corpus.agreement import agreement_stats, krippendorff_alpha
     from corpus.recompute import recompute_gold
+    from corpus.scope import Scope
 
     def count_labels():
         with connection.cursor() as cursor:
@@ -602,15 +603,15 @@ def section_statistics(table, args, dataset):
 
     pandas_best, pandas_median = timed(with_pandas, max(1, min(args.repeat, 2)))
     table.baseline("pandas: labels read, gold + agreement computed", pandas_best, pandas_median)
-    best, median = timed(lambda: agreement_stats(DATASET, source="pairs"), args.repeat)
+    best, median = timed(lambda: agreement_stats(Scope.named(DATASET), source="pairs"), args.repeat)
     table.row("before: agreement report grouped from every pair vs count(*)", best, median, base)
-    best, median = timed(lambda: agreement_stats(DATASET), args.repeat)
+    best, median = timed(lambda: agreement_stats(Scope.named(DATASET)), args.repeat)
     table.row("gold counts + full agreement report  vs count(*)", best, median, base)
     table.row("gold counts + full agreement report  vs pandas", best, median, pandas_best)
     # Issue 42: α overall, per split and per genre from the tallies' vote histogram (one grouped read).
-    best, median = timed(lambda: krippendorff_alpha(DATASET), args.repeat)
+    best, median = timed(lambda: krippendorff_alpha(Scope.named(DATASET)), args.repeat)
     table.row("Krippendorff's alpha (overall/split/genre) vs count(*)", best, median, base)
-    best, median = timed(lambda: krippendorff_alpha(DATASET, source="pairs"), args.repeat)
+    best, median = timed(lambda: krippendorff_alpha(Scope.named(DATASET), source="pairs"), args.repeat)
     table.row("before: alpha grouped from every pair vs count(*)", best, median, base)
     best, median = timed(lambda: recompute_gold(), max(1, min(args.repeat, 2)))
     table.row("recompute_gold (check + fix every pair) vs count(*)", best, median, base)
@@ -753,12 +754,13 @@ def _before_rows(table, args, base):
 
     from corpus.admin import SEARCH_COUNT_CAP
     from corpus.models import Pair
+    from corpus.scope import Scope
     from corpus.selectors import pairs_in, premises_in
     from corpus.tallies import spaced_word_count_sql
 
     def collection_scan():
         list(
-            premises_in(DATASET)
+            premises_in(Scope.named(DATASET))
             .values("genre__slug", "genre__name", "genre__is_training", "split")
             .annotate(premises=Count("id", distinct=True), pair_count=Count("pairs"))
             .order_by("genre__slug", "split")
@@ -766,14 +768,14 @@ def _before_rows(table, args, base):
 
     def corpus_scan():
         list(
-            premises_in(DATASET)
+            premises_in(Scope.named(DATASET))
             .annotate(words=spaced_word_count_sql("text"))
             .values_list("genre__slug", "genre__name", "words")
             .annotate(n=Count("id"))
             .order_by()
         )
         list(
-            pairs_in(DATASET)
+            pairs_in(Scope.named(DATASET))
             .annotate(words=spaced_word_count_sql("hypothesis"))
             .values_list("words", "gold_label", "author_label")
             .annotate(n=Count("id"))

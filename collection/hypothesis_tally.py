@@ -27,6 +27,7 @@ from django.db.models import Count, F, QuerySet
 
 from corpus import signals, tallies
 from corpus.models import Dataset, Pair, Premise
+from corpus.scope import Scope
 from crowd.models import ClaimStatus, StudySession
 
 from .models import HypothesisTally, WritingClaim
@@ -79,7 +80,9 @@ def fresh_counts(dataset: Dataset | None = None, among: QuerySet[Pair] | None = 
 
 def counts(dataset: Dataset | None = None) -> dict[Key, int]:
     """{KEY: hypotheses} from the maintained deltas (one grouped statement over a few rows)."""
-    return {row[:-1]: row[-1] for row in tallies.summed(tallies.scoped(HypothesisTally, dataset), KEY)}
+    return {
+        row[:-1]: row[-1] for row in tallies.summed(tallies.scoped(HypothesisTally, Scope.of_dataset(dataset)), KEY)
+    }
 
 
 # --- writers other than the submits ------------------------------------------------------------

@@ -30,7 +30,6 @@ from .gold import (
 from .models import (
     LABELS_PER_PAIR,
     NO_GOLD,
-    Dataset,
     GoldSource,
     ItemKind,
     Pair,
@@ -39,15 +38,13 @@ from .models import (
     ValidationLabel,
     gold_source,
 )
+from .scope import EVERYTHING, Scope
 from .selectors import (
-    TeamDatasets,
     adjudication_queue,
     datasets_outside_scheme,
     in_gold,
-    in_scope,
     labels_scheme_of_scope,
     pairs_in,
-    resolve_dataset,
 )
 
 THREE_WAY = list(VOTE_FIELD)
@@ -139,19 +136,15 @@ def ordinal_kappa(pairs: QuerySet[Pair]) -> float | None:
 VOTES = ("entailment_votes", "neutral_votes", "contradiction_votes")
 
 
-def _vote_histogram(
-    dataset: Dataset | TeamDatasets | None, split: str | None, source: str
-) -> list[tuple[str, str, Sequence[int], int]]:
+def _vote_histogram(scope: Scope, source: str) -> list[tuple[str, str, Sequence[int], int]]:
     """[(split, genre slug, votes per label, pairs)]: one grouped read, over the maintained
     aggregates (they group pairs by their vote counters) or, with source="pairs", the pairs."""
     if source == "tallies":
-        rows = tallies.pair_counts(
-            dataset, split, by=("split", "genre__slug", *VOTES), scheme=labels_scheme_of_scope(dataset)
-        )
+        rows = tallies.pair_counts(scope, by=("split", "genre__slug", *VOTES), scheme=labels_scheme_of_scope(scope))
     else:
         rows = [
             tuple(row)
-            for row in pairs_in(dataset, split, scheme=labels_scheme_of_scope(dataset))
+            for row in pairs_in(scope, scheme=labels_scheme_of_scope(scope))
             .values_list("premise__split", "premise__genre__slug", *VOTES)
             .annotate(n=Count("pk"))
             .order_by()
@@ -159,14 +152,12 @@ def _vote_histogram(
     return [(row[0], row[1], tuple(row[2:-1]), row[-1]) for row in rows]
 
 
-def _ordinal_histogram(
-    dataset: Dataset | TeamDatasets | None, split: str | None
-) -> list[tuple[str, str, Sequence[int], int]]:
+def _ordinal_histogram(scope: Scope) -> list[tuple[str, str, Sequence[int], int]]:
     """[(split, genre slug, ratings 1..5 given, pairs)] of an ordinal dataset, from the label
     table (the counters hold the two-way mapping only): per pair its count of each rating, then
     pairs grouped by those counts, in one statement. The labels the counters count (`in_gold`)."""
     per_pair = (
-        ValidationLabel.objects.filter(pair__in=pairs_in(dataset, split), ordinal__isnull=False)
+        ValidationLabel.objects.filter(pair__in=pairs_in(scope), ordinal__isnull=False)
         .filter(in_gold())
         .values(unit_split=F("pair__premise__split"), unit_genre=F("pair__premise__genre__slug"), unit=F("pair_id"))
         .annotate(**{f"r{value}": Count("pk", filter=Q(ordinal=value)) for value in scheme_labels.ORDINAL_VALUES})
@@ -211,8 +202,7 @@ def _alpha_figures(rows: Histogram, categories: int, metric: str, scope: Histogr
 
 
 def krippendorff_alpha(
-    dataset: Dataset | TeamDatasets | str | None = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     source: str = "tallies",
     *,
     histogram: Histogram | None = None,
@@ -225,20 +215,17 @@ def krippendorff_alpha(
     ordinal metric over the 1–5 ratings. One grouped read each (corpus/alpha.py does the sums);
     `histogram` (split, genre, votes, pairs) is that read when the caller has made it already.
     """
-    dataset = resolve_dataset(dataset)
-    scheme: str = dataset.label_scheme if isinstance(dataset, Dataset) else scheme_labels.THREE_WAY_SCHEME
+    scheme: str = scope.one.label_scheme if scope.one is not None else scheme_labels.THREE_WAY_SCHEME
     categories = scheme_labels.stored_categories(scheme)
     # The counters' columns in LABELS order; two-way schemes never vote contradiction.
     keep = [scheme_labels.LABELS.index(label) for label in categories]
     rows = [
         (row_split, genre, tuple(votes[i] for i in keep), n)
-        for row_split, genre, votes, n in (
-            histogram if histogram is not None else _vote_histogram(dataset, split, source)
-        )
+        for row_split, genre, votes, n in (histogram if histogram is not None else _vote_histogram(scope, source))
     ]
     result = {NOMINAL: _alpha_figures(rows, len(categories), NOMINAL, rows)}
     if scheme == scheme_labels.ORDINAL_SCHEME:
-        ordinal = _ordinal_histogram(dataset, split)
+        ordinal = _ordinal_histogram(scope)
         result[ORDINAL] = _alpha_figures(ordinal, len(scheme_labels.ORDINAL_VALUES), ORDINAL, rows)
     return result
 
@@ -299,9 +286,7 @@ def _tallied_counts(tally_rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, A
         }
 
 
-def _adjudication_rows(
-    dataset: Dataset | TeamDatasets | None, split: str | None, *, adjudicated: bool, source: str
-) -> list[dict[str, Any]]:
+def _adjudication_rows(scope: Scope, *, adjudicated: bool, source: str) -> list[dict[str, Any]]:
     """Rows that turn one reading of the gold labels into the other for the adjudicated pairs only
     (few; the partial index `pair_adjudicated`): the tallies know the rule's gold (votes), the pairs
     the adjudicated one. For each group of adjudicated pairs, a row with n < 0 takes the gold the
@@ -311,7 +296,7 @@ def _adjudication_rows(
     if (source == "tallies") != wanted_after:
         return []  # the source already reads the gold this way
     groups = (
-        pairs_in(dataset, split, scheme=labels_scheme_of_scope(dataset))
+        pairs_in(scope, scheme=labels_scheme_of_scope(scope))
         .exclude(adjudicated_label="")
         .values_list(
             "premise__genre__slug", "author_label", "adjudicated_label", "label_count", *VOTES, "imported_gold"
@@ -351,8 +336,7 @@ def count_gold(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def gold_counts(
-    dataset: Dataset | TeamDatasets | str | None = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     *,
     adjudicated: bool = True,
     judged_only: bool = False,
@@ -366,23 +350,20 @@ def gold_counts(
     "-"); `adjudicated=False`: the rule's gold before any decision. `judged_only`: the pairs with
     all five labels (MPE's judged items). Stored labels: a two-way dataset's "not-entailed" is
     neutral (`corpus.labels.to_scheme` names it); with no dataset, the three-way datasets only."""
-    dataset = resolve_dataset(dataset)
     by = ("label_count", *VOTES, "imported_gold")
     rows: list[Mapping[str, Any]] = [
         {"gold_label": gold_from_votes(e, nu, c, imported), "is_five": int(count == LABELS_PER_PAIR), "n": n}
-        for count, e, nu, c, imported, n in tallies.pair_counts(
-            dataset, split, by=by, scheme=labels_scheme_of_scope(dataset)
-        )
+        for count, e, nu, c, imported, n in tallies.pair_counts(scope, by=by, scheme=labels_scheme_of_scope(scope))
     ]
-    rows += _adjudication_rows(dataset, split, adjudicated=adjudicated, source="tallies")
+    rows += _adjudication_rows(scope, adjudicated=adjudicated, source="tallies")
     return count_gold(row for row in rows if row["is_five"] or not judged_only)
 
 
-def mpe_statistics(dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None) -> ItemSetStatistics:
+def mpe_statistics(scope: Scope = EVERYTHING) -> ItemSetStatistics:
     """Label distribution, unanimous share and share of gold equal to the judgments' majority, for
     the judged (five-judgment) items of a dataset and split: one aggregate query, the gold labels
     (`gold_counts`, the one reader) and the pending count (`adjudication_queue`)."""
-    pairs = pairs_in(dataset, split).filter(FIVE)
+    pairs = pairs_in(scope).filter(FIVE)
     figures = pairs.aggregate(
         items=Count("pk"),
         unanimous=Count("pk", filter=Q(entailment_votes=5) | Q(neutral_votes=5) | Q(contradiction_votes=5)),
@@ -390,7 +371,7 @@ def mpe_statistics(dataset: Dataset | TeamDatasets | str | None = None, split: s
         gold_equals_majority=Count("pk", filter=majority_expression() & Q(gold_label=gold_expression())),
         adjudicated=Count("pk", filter=~Q(adjudicated_label="")),
     )
-    golds = gold_counts(dataset, split, judged_only=True)
+    golds = gold_counts(scope, judged_only=True)
     return ItemSetStatistics(
         items=figures["items"],
         label_counts={label: golds[label] for label in THREE_WAY},
@@ -398,13 +379,12 @@ def mpe_statistics(dataset: Dataset | TeamDatasets | str | None = None, split: s
         with_majority=figures["with_majority"],
         gold_equals_majority=figures["gold_equals_majority"],
         adjudicated=figures["adjudicated"],
-        pending=adjudication_queue(dataset, split).count(),
+        pending=adjudication_queue(scope).count(),
     )
 
 
 def agreement_stats(
-    dataset: Dataset | TeamDatasets | str | None = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     source: str = "tallies",
     *,
     adjudicated: bool = True,
@@ -413,7 +393,7 @@ def agreement_stats(
 ) -> dict[str, Any]:
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
-    `dataset` is a Dataset or its slug; `split` filters by the premise's split. One grouped
+    `scope` is what the figures are of; its split filters by the premise's split. One grouped
     statement (over the maintained aggregates, or with source="pairs" over every pair); the sums
     are taken here. A two-way or ordinal dataset's figures are over its scheme's categories and its
     labels are named in the scheme's words (`label_scheme` says which); without a dataset, or for
@@ -424,28 +404,25 @@ def agreement_stats(
     `tally_rows`: the maintained aggregates' rows by TALLY_KEY when the caller read them already
     (`before_and_after_adjudication`).
     """
-    dataset = resolve_dataset(dataset)
-    scheme: str = dataset.label_scheme if isinstance(dataset, Dataset) else scheme_labels.THREE_WAY_SCHEME
+    scheme: str = scope.one.label_scheme if scope.one is not None else scheme_labels.THREE_WAY_SCHEME
     # One read of the maintained aggregates serves α (the votes) and every other figure (the gold
     # follows from the votes and, where they have no majority, the imported gold the tallies key).
     # Every dataset: the three-way ones (`labels_scheme_of_scope`; `left_out` names the others).
-    in_scheme = labels_scheme_of_scope(dataset)
+    in_scheme = labels_scheme_of_scope(scope)
     if source == "tallies" and tally_rows is None:
-        tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=in_scheme)
+        tally_rows = tallies.pair_counts(scope, by=TALLY_KEY, scheme=in_scheme)
     elif source != "tallies":
         tally_rows = None
     histogram = None if tally_rows is None else [(row[0], row[1], tuple(row[4:7]), row[-1]) for row in tally_rows]
-    alpha = None if table_only else krippendorff_alpha(dataset, split, source, histogram=histogram)
-    if isinstance(dataset, Dataset) and dataset.item_kind == ItemKind.MULTI_PREMISE:
+    alpha = None if table_only else krippendorff_alpha(scope, source, histogram=histogram)
+    if scope.one is not None and scope.one.item_kind == ItemKind.MULTI_PREMISE:
         source = "pairs"
     rows: Iterable[Mapping[str, Any]] = (
-        _tallied_counts(tally_rows or [])
-        if source == "tallies"
-        else _grouped_counts(pairs_in(dataset, split, scheme=in_scheme))
+        _tallied_counts(tally_rows or []) if source == "tallies" else _grouped_counts(pairs_in(scope, scheme=in_scheme))
     )
     # `adjudicated`: the gold labels as they stand, researchers' decisions included (the default),
     # or as the rule gives them before any decision (the adjudication page shows both).
-    rows = [*rows, *_adjudication_rows(dataset, split, adjudicated=adjudicated, source=source)]
+    rows = [*rows, *_adjudication_rows(scope, adjudicated=adjudicated, source=source)]
     totals = {
         "pairs": 0,
         "five": 0,
@@ -524,23 +501,20 @@ def agreement_stats(
             scheme_labels.to_scheme(scheme, label): golds.get(label, 0) for label in [*categories, NO_GOLD]
         }
         if scheme == scheme_labels.ORDINAL_SCHEME:
-            result["fleiss_kappa"]["ordinal"] = ordinal_kappa(pairs_in(dataset, split))
+            result["fleiss_kappa"]["ordinal"] = ordinal_kappa(pairs_in(scope))
     result["krippendorff_alpha"] = alpha
     if in_scheme is not None and not table_only:
-        result["left_out"] = datasets_outside_scheme(in_scheme, dataset)
+        result["left_out"] = datasets_outside_scheme(in_scheme, scope)
     return result
 
 
-def before_and_after_adjudication(
-    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def before_and_after_adjudication(scope: Scope = EVERYTHING) -> tuple[dict[str, Any], dict[str, Any]]:
     """The table's figures (`agreement_stats(..., table_only=True)`) as the rule alone gives them and
     as they stand, researchers' decisions included: one read of the maintained aggregates for both
     (the adjudication page shows them side by side)."""
-    dataset = resolve_dataset(dataset)
-    rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=labels_scheme_of_scope(dataset))
-    before = agreement_stats(dataset, split, adjudicated=False, table_only=True, tally_rows=rows)
-    return before, agreement_stats(dataset, split, table_only=True, tally_rows=rows)
+    rows = tallies.pair_counts(scope, by=TALLY_KEY, scheme=labels_scheme_of_scope(scope))
+    before = agreement_stats(scope, adjudicated=False, table_only=True, tally_rows=rows)
+    return before, agreement_stats(scope, table_only=True, tally_rows=rows)
 
 
 def _share(part: int, whole: int) -> str:
@@ -568,24 +542,20 @@ def coverage_sentences(stats: Mapping[str, Any]) -> dict[str, str]:
     return sentences
 
 
-def adaptive_stopping_in_scope(
-    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None
-) -> list[str]:
+def adaptive_stopping_in_scope(scope: Scope = EVERYTHING) -> list[str]:
     """The stopping rules other than fixed that a researcher chose in scope (StoppingPolicy rows):
     under them only contested pairs reach five labels, so κ over five-label pairs is no longer
     the corpus's agreement (docs/statistics.md, "α beside κ")."""
-    policies = in_scope(StoppingPolicy.objects.exclude(rule=StoppingRule.FIXED), dataset, split)
+    policies = scope.rows(StoppingPolicy.objects.exclude(rule=StoppingRule.FIXED))
     return sorted(set(policies.values_list("rule", flat=True)))
 
 
-def stopped_early_stats(
-    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None
-) -> dict[str, int]:
+def stopped_early_stats(scope: Scope = EVERYTHING) -> dict[str, int]:
     """Pairs that stopped before five labels (the decided or confident stopping rule) and the
     validation labels they saved. They are in no figure of `agreement_stats` (not five-label pairs),
     so they are counted apart: one statement on the partial index `pair_stopped_early`."""
     stopped = (
-        pairs_in(dataset, split)
+        pairs_in(scope)
         .filter(stopped_early=True, label_count__lt=LABELS_PER_PAIR)
         .aggregate(n=Count("pk"), labels=Sum("label_count"))
     )

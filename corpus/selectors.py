@@ -1,11 +1,12 @@
-"""Reads of the core that several apps share: which dataset a slug names, the pairs and premises in
-scope, and which labels count (`labels_that_count`, `in_gold`: every reader of labels asks here)."""
+"""Reads of the core that several apps share: which dataset a name means, the pairs and premises of
+a scope (`corpus.scope.Scope`), and which labels count (`labels_that_count`, `in_gold`: every
+reader of labels asks here)."""
 
 from dataclasses import dataclass
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypedDict
 
 from django.core.cache import cache
-from django.db.models import Case, Exists, Func, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Case, Exists, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
 from django_stubs_ext import WithAnnotations
 
 from teams import access
@@ -28,49 +29,7 @@ from .models import (
     Worker,
     WorkerExclusion,
 )
-
-M = TypeVar("M", bound=Model)
-
-
-@dataclass(frozen=True)
-class TeamDatasets:
-    """Every dataset of some teams (a user's: `teams.access.figure_teams`): what a page's figures add
-    up when no one dataset is chosen. Every reader of a scope treats it as "every dataset" (the
-    three-way ones for labels), narrowed to these teams' datasets."""
-
-    teams: frozenset[int]
-
-    @property
-    def key(self) -> str:
-        """A name of the group for cache keys: the same teams, the same figures."""
-        return "teams-" + "-".join(str(team) for team in sorted(self.teams))
-
-    def datasets(self) -> QuerySet[Dataset]:
-        return Dataset.objects.filter(team_id__in=self.teams)
-
-
-# What figures are of: one dataset (or its slug), a team's datasets, or None (every dataset).
-DatasetScope = Dataset | TeamDatasets | None
-
-
-def figures_of(dataset: Dataset | None, teams: frozenset[int] | None) -> DatasetScope:
-    """What a user's figures add up: the dataset chosen (one of their teams', checked by the
-    caller), else every dataset of their teams (`teams.access.figure_teams`; None: every dataset)."""
-    if dataset is not None:
-        return dataset
-    return None if teams is None else TeamDatasets(teams)
-
-
-def dataset_sql(dataset: DatasetScope, column: str) -> tuple[str, list[Any]] | None:
-    """`in_datasets` for raw SQL: (condition on `column`, a dataset id column, and its parameters),
-    None for every dataset."""
-    if isinstance(dataset, TeamDatasets):
-        table = Dataset._meta.db_table
-        return f"{column} IN (SELECT id FROM {table} WHERE team_id = ANY(%s))", [sorted(dataset.teams)]
-    if dataset is not None:
-        return f"{column} = %s", [dataset.pk]
-    return None
-
+from .scope import Scope
 
 # --- the names researchers give datasets ------------------------------------------------------
 # Dataset names are per team: a new dataset of a team other than the default one has the slug
@@ -128,70 +87,28 @@ def _slug_in_team(name: str, team: "Team | None") -> str:
     return name if team is None or team.slug == DEFAULT_TEAM_SLUG else f"{team.slug}{TEAM_SEPARATOR}{name}"
 
 
-def resolve_dataset(dataset: Dataset | TeamDatasets | str | None) -> DatasetScope:
-    """A Dataset from a Dataset, its slug or None (None stays None: every dataset; a group of
-    datasets stays the group)."""
-    if dataset is None or isinstance(dataset, Dataset | TeamDatasets):
-        return dataset
-    return Dataset.objects.get(slug=dataset)
+def pairs_in(scope: Scope, *, scheme: str | None = None) -> QuerySet[Pair]:
+    return scope.rows(Pair.objects.all(), on="premise__", scheme=scheme)
 
 
-def one_dataset(dataset: Dataset | TeamDatasets | str | None) -> Dataset | None:
-    """The one dataset a scope names (None: several, every one or a team's)."""
-    resolved = resolve_dataset(dataset)
-    return resolved if isinstance(resolved, Dataset) else None
-
-
-def in_datasets(rows: QuerySet[M], dataset: DatasetScope, via: str = "dataset") -> QuerySet[M]:
-    """`rows` (reaching their dataset by `via`) of a scope: one dataset, a team's, or all (None)."""
-    if isinstance(dataset, TeamDatasets):
-        return rows.filter(**{f"{via}__team_id__in": dataset.teams})
-    if dataset is not None:
-        return rows.filter(**{via: dataset})
-    return rows
-
-
-def in_scope(
-    rows: QuerySet[M],
-    dataset: Dataset | TeamDatasets | str | None,
-    split: str | None = None,
-    *,
-    on: str = "",
-    scheme: str | None = None,
-) -> QuerySet[M]:
-    """Rows of a dataset (a Dataset or slug; None: all, or all of label scheme `scheme`) and split
-    (None: all), unordered; `on` prefixes the split ("premise__": a pair's is its premise's)."""
-    resolved = resolve_dataset(dataset)
-    rows = in_datasets(rows, resolved)
-    if not isinstance(resolved, Dataset) and scheme is not None:
-        rows = rows.filter(dataset__label_scheme=scheme)
-    return rows.filter(**{f"{on}split": split}).order_by() if split else rows.order_by()
-
-
-def pairs_in(
-    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None, *, scheme: str | None = None
-) -> QuerySet[Pair]:
-    return in_scope(Pair.objects.all(), dataset, split, on="premise__", scheme=scheme)
-
-
-def labels_scheme_of_scope(dataset: Dataset | TeamDatasets | str | None) -> str | None:
+def labels_scheme_of_scope(scope: Scope) -> str | None:
     """The label scheme that figures of labels over every dataset keep to: three-way. A two-way
     dataset stores "not-entailed" as neutral, so summed with three-way ones it counted as neutral
     in gold counts and κ; its figures are on its own page. None for one dataset (its own scheme)."""
-    return THREE_WAY_SCHEME if one_dataset(dataset) is None else None
+    return THREE_WAY_SCHEME if scope.one is None else None
 
 
-def datasets_outside_scheme(scheme: str, among: DatasetScope = None) -> list[str]:
+def datasets_outside_scheme(scheme: str, among: Scope) -> list[str]:
     """Slugs of the datasets (of `among`: a team's, or every one) with pairs whose labels are in
     another scheme (left out of "all datasets")."""
-    rows = among.datasets() if isinstance(among, TeamDatasets) else Dataset.objects.all()
+    rows = among.datasets() if among.one is None else Dataset.objects.all()
     # One probe of a pair per dataset (`unique_pair_id` leads with the dataset), not a join of every pair.
     with_pairs = Exists(Pair.objects.filter(dataset=OuterRef("pk")))
     return list(rows.exclude(label_scheme=scheme).filter(with_pairs).order_by("slug").values_list("slug", flat=True))
 
 
-def premises_in(dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None) -> QuerySet[Premise]:
-    return in_scope(Premise.objects.all(), dataset, split)
+def premises_in(scope: Scope) -> QuerySet[Premise]:
+    return scope.rows(Premise.objects.all())
 
 
 # --- which labels count ---------------------------------------------------------------------------
@@ -233,15 +150,14 @@ def datasets_excluding(worker: Worker) -> QuerySet[Dataset, Any]:
     return Dataset.objects.filter(team__worker_exclusions__worker=worker).values("pk")
 
 
-def excluded_workers(dataset: "DatasetScope | str") -> set[int]:
+def excluded_workers(scope: Scope) -> set[int]:
     """The workers excluded in the teams of a scope: one dataset's team, a group's teams, or any team
-    (None): what a page that shows a worker's standing marks "excluded"."""
+    (every dataset): what a page that shows a worker's standing marks "excluded"."""
     exclusions = WorkerExclusion.objects.all()
-    dataset = resolve_dataset(dataset)
-    if isinstance(dataset, TeamDatasets):
-        exclusions = exclusions.filter(team_id__in=dataset.teams)
-    elif dataset is not None:
-        exclusions = excluded_in([dataset.team_id])
+    if scope.dataset is not None:
+        exclusions = excluded_in([scope.dataset.team_id])
+    elif scope.teams is not None:
+        exclusions = exclusions.filter(team_id__in=scope.teams)
     return set(exclusions.values_list("worker_id", flat=True))
 
 
@@ -317,14 +233,14 @@ class AdjudicationReason(TypedDict):
 
 
 def adjudication_queue(
-    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None, *, pending_only: bool = True
+    scope: Scope, *, pending_only: bool = True
 ) -> "QuerySet[WithAnnotations[Pair, AdjudicationReason]]":
     """Judged items in an adjudication case, each annotated with `adjudication_reason`; oldest first.
 
     `pending_only` keeps the items still awaiting a researcher's decision (`awaiting_decision`).
     """
     two_two_one, torn = adjudication_case()
-    pairs = _judged(pairs_in(dataset, split)).filter(two_two_one | torn)
+    pairs = _judged(pairs_in(scope)).filter(two_two_one | torn)
     if pending_only:
         pairs = pairs.filter(awaiting_decision())
     return (

@@ -21,7 +21,8 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from corpus.models import Dataset, Split
-from corpus.selectors import TeamDatasets, figures_of, genre_names
+from corpus.scope import Scope
+from corpus.selectors import genre_names
 from dashboard import plots, results
 from dashboard.queries import runs
 from dashboard.queries.collection import collection_overview
@@ -51,7 +52,7 @@ class Chart:
     draw: Callable[[Any], str]  # numbers -> SVG
 
 
-def _scope(params: Params, viewer: Viewer) -> tuple[Dataset | TeamDatasets | None, str | None]:
+def _scope(params: Params, viewer: Viewer) -> Scope:
     """The dataset and split of ?dataset=slug&split=dev as the pages read them (unknown, or another
     team's: all of the viewer's teams' datasets)."""
     slug = params.get("dataset", "")
@@ -59,17 +60,17 @@ def _scope(params: Params, viewer: Viewer) -> tuple[Dataset | TeamDatasets | Non
     if dataset is not None and viewer.teams is not None and dataset.team_id not in viewer.teams:
         dataset = None
     split = params.get("split", "")
-    return figures_of(dataset, viewer.teams), split if split in Split.values else None
+    return Scope.figures_of(dataset, viewer.teams, split if split in Split.values else None)
 
 
 def _lengths(params: Params, viewer: Viewer) -> Any:
-    overview = corpus_overview(*_scope(params, viewer))
+    overview = corpus_overview(_scope(params, viewer))
     return [overview["premise_lengths"], overview["hypothesis_lengths"]]
 
 
 def _labels(params: Params, viewer: Viewer) -> Any:
-    dataset, split = _scope(params, viewer)
-    return list(labels_in_scheme(dataset, corpus_overview(dataset, split)))
+    scope = _scope(params, viewer)
+    return list(labels_in_scheme(scope, corpus_overview(scope)))
 
 
 def genre_matrix(report: results.Report) -> Any:
@@ -115,7 +116,7 @@ def _confusion_heatmap(numbers: Any) -> str:
 
 
 CHARTS: dict[str, Chart] = {
-    "hourly": Chart(lambda params, viewer: collection_overview(*_scope(params, viewer))["hourly"], plots.hourly_bars),
+    "hourly": Chart(lambda params, viewer: collection_overview(_scope(params, viewer))["hourly"], plots.hourly_bars),
     "lengths": Chart(_lengths, lambda lengths: plots.length_histogram(*lengths)),
     "labels": Chart(_labels, lambda labels: plots.label_bars(*labels)),
     "genre-matrix": Chart(_of_run(genre_matrix, lambda report: report.genre_matrix), _genre_heatmap),

@@ -1,6 +1,6 @@
 """The dashboard's figure cache: each expensive figure is computed at most once per few seconds.
 
-Figures are kept in Django's cache, keyed by the figure, dataset and split, so a dashboard left
+Figures are kept in Django's cache, keyed by the figure and its scope (`corpus.scope.Scope.key`), so a dashboard left
 open by several researchers costs one set of queries per interval while the figures still
 follow the data without a restart. On a large corpus (settings.DASHBOARD_LARGE_PAIRS) a stale
 figure is shown at once and a Celery task (`dashboard.tasks.refresh_figure`) recomputes it, so
@@ -16,17 +16,17 @@ from django.core.cache import cache
 from django.db import transaction
 
 from base.task_queue import enqueue
-from corpus.models import Dataset, Pair
-from corpus.selectors import TeamDatasets
+from corpus.models import Pair
+from corpus.scope import Scope
 
-# Figures a task can recompute by name: name -> function(dataset, split).
-REFRESHABLE: dict[str, Callable[[Dataset | TeamDatasets | None, str | None], Any]] = {}
+# Figures a task can recompute by name: name -> function(scope).
+REFRESHABLE: dict[str, Callable[[Scope], Any]] = {}
 # How long a figure is kept to be shown while it is being recomputed.
 STALE_KEEP_SECONDS = 24 * 3600
 REFRESH_LOCK_SECONDS = 300
 
 T = TypeVar("T")
-F = TypeVar("F", bound=Callable[[Dataset | TeamDatasets | None, str | None], Any])
+F = TypeVar("F", bound=Callable[[Scope], Any])
 
 
 # When gold labels last moved in a way the maintained figures cannot follow (an exclusion, a
@@ -59,26 +59,8 @@ def refreshable(name: str) -> Callable[[F], F]:
     return register
 
 
-def cache_key(name: str, dataset: Dataset | TeamDatasets | None, split: str | None) -> str:
-    return f"dashboard:{name}:{scope_name(dataset) or 'all'}:{split or 'all'}"
-
-
-def scope_name(dataset: Dataset | TeamDatasets | None) -> str | None:
-    """What a figure is of, as the cache key and the refresh task name it: a dataset's id, a team
-    group's key ("teams-1-3"), None for every dataset."""
-    if isinstance(dataset, TeamDatasets):
-        return dataset.key
-    return str(dataset.pk) if dataset is not None else None
-
-
-def scope_named(name: str | int | None) -> Dataset | TeamDatasets | None:
-    """The scope `scope_name` named (a dataset gone since: None)."""
-    if name is None or name == "":
-        return None
-    text = str(name)
-    if text.startswith("teams-"):
-        return TeamDatasets(frozenset(int(team) for team in text.removeprefix("teams-").split("-") if team))
-    return Dataset.objects.filter(pk=int(text)).first()
+def cache_key(name: str, scope: Scope) -> str:
+    return f"dashboard:{name}:{scope.key}"
 
 
 def corpus_is_large() -> bool:
@@ -91,12 +73,12 @@ def store(key: str, value: object) -> None:
     cache.set(key, {"value": value, "at": time.time()}, STALE_KEEP_SECONDS)
 
 
-def cached(name: str, dataset: Dataset | TeamDatasets | None, split: str | None, compute: Callable[[], T]) -> T:
-    """compute() once per few seconds per (figure, dataset, split); on a large corpus, refreshed by a task."""
+def cached(name: str, scope: Scope, compute: Callable[[], T]) -> T:
+    """compute() once per few seconds per (figure, scope); on a large corpus, refreshed by a task."""
     seconds = cache_seconds()
     if seconds <= 0:
         return compute()
-    key = cache_key(name, dataset, split)
+    key = cache_key(name, scope)
     entry = cache.get(key)
     if entry is not None:
         # A figure from before an exclusion (or a repairing recompute) is out of date at once.
@@ -105,7 +87,7 @@ def cached(name: str, dataset: Dataset | TeamDatasets | None, split: str | None,
             value: T = entry["value"]
             return value
         if name in REFRESHABLE and corpus_is_large():
-            schedule_refresh(name, dataset, split)
+            schedule_refresh(name, scope)
             stale: T = entry["value"]
             return stale
     computed = compute()
@@ -113,17 +95,19 @@ def cached(name: str, dataset: Dataset | TeamDatasets | None, split: str | None,
     return computed
 
 
-def schedule_refresh(name: str, dataset: Dataset | TeamDatasets | None, split: str | None) -> None:
+def schedule_refresh(name: str, scope: Scope) -> None:
     """Queue one recompute of a figure; while one is pending, further requests queue nothing."""
-    if cache.add(cache_key(name, dataset, split) + ":refreshing", 1, REFRESH_LOCK_SECONDS):
-        enqueue("dashboard.refresh_figure", name, scope_name(dataset), split or "")
+    if cache.add(cache_key(name, scope) + ":refreshing", 1, REFRESH_LOCK_SECONDS):
+        named = None if scope.is_everything else scope.datasets_key
+        enqueue("dashboard.refresh_figure", name, named, scope.split or "")
 
 
-def refresh_figure_now(name: str, scope: int | str | None, split: str | None) -> None:
-    """Recompute figure `name` of a scope (`scope_name`: a dataset's id, a team group's key, None)."""
-    dataset = scope_named(scope)
-    key = cache_key(name, dataset, split)
+def refresh_figure_now(name: str, datasets: int | str | None, split: str | None) -> None:
+    """Recompute figure `name` of a scope (`Scope.datasets_key`: a dataset's id, a team group's
+    key, None for every dataset; a dataset gone since reads as every dataset)."""
+    scope = Scope.of_key(datasets, split) or Scope.everything(split)
+    key = cache_key(name, scope)
     try:
-        store(key, REFRESHABLE[name](dataset, split or None))
+        store(key, REFRESHABLE[name](scope))
     finally:
         cache.delete(key + ":refreshing")

@@ -6,6 +6,7 @@ page's own filters, so the console says what the dashboard shows for the same da
 from artifacts.selectors import monitor_overview, tag_figures
 from base.console import format_table
 from corpus.models import Dataset
+from corpus.scope import Scope
 from dashboard.queries.collection import collection_overview
 from dashboard.queries.validation import validation_overview
 from dashboard.templatetags.dashboard_tags import pct, thousands
@@ -16,7 +17,8 @@ def dataset_figures(dataset: Dataset, site: str = "") -> list[tuple[str, str, st
     """[(page, figures, address)] for the dataset: the rows of the console table. Snapshots and
     training: the dataset's first done snapshot of it alone, and its runs on all genres."""
     scope = f"?dataset={dataset.slug}"
-    overview = collection_overview(dataset, None)
+    of_dataset = Scope.of_dataset(dataset)
+    overview = collection_overview(of_dataset)
     rows = [
         (
             "collection",
@@ -24,7 +26,7 @@ def dataset_figures(dataset: Dataset, site: str = "") -> list[tuple[str, str, st
             f"{site}/dashboard/{scope}",
         )
     ]
-    agreement = validation_overview(dataset, None)["agreement"]
+    agreement = validation_overview(of_dataset)["agreement"]
     rows.append(
         (
             "validation",
@@ -32,11 +34,11 @@ def dataset_figures(dataset: Dataset, site: str = "") -> list[tuple[str, str, st
             f"{site}/dashboard/validation/{scope}",
         )
     )
-    tags = tag_figures(dataset, None)
+    tags = tag_figures(of_dataset)
     rows.append(
         ("corpus", f"{thousands(tags['tagged'])} pairs tagged with phenomena", f"{site}/dashboard/corpus/{scope}")
     )
-    monitor = monitor_overview(dataset)
+    monitor = monitor_overview(of_dataset)
     if monitor["latest"] is not None:
         overall = monitor["latest"].overall
         flagged = ", ".join(writer["name"] for writer in monitor["flagged"]) or "none"

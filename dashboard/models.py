@@ -38,7 +38,7 @@ class PairBulkAction(models.Model):
 
 
 class WorkerTableScope(models.Model):
-    """When the workers page's table of one scope and split (`dashboard.worker_table.table_key`) was
+    """When the workers page's table of one scope and split (`corpus.scope.Scope.key`) was
     last computed. Its `WorkerTableRow`s are written with it, in one transaction."""
 
     key = models.CharField(max_length=200, unique=True)

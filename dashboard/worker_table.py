@@ -22,14 +22,15 @@ from django.utils import timezone
 
 from collection.models import WritingClaim
 from corpus.agreement import ratio
-from corpus.models import Dataset, Premise, Worker
-from corpus.selectors import TeamDatasets, dataset_sql, excluded_workers
+from corpus.models import Premise, Worker
+from corpus.scope import EVERYTHING, Scope
+from corpus.selectors import excluded_workers
 from corpus.worker_tally import worker_sums, writer_sums
 from crowd.models import ClaimStatus
 from privacy.register import Action, Kind, PersonalField
 from quality.selectors import median_per_worker
 
-from .figure_cache import cache_seconds, corpus_is_large, figures_changed_at, refreshable, schedule_refresh, scope_name
+from .figure_cache import cache_seconds, corpus_is_large, figures_changed_at, refreshable, schedule_refresh
 from .models import WorkerTableRow, WorkerTableScope
 
 REFRESH_NAME = "worker-table"
@@ -76,15 +77,10 @@ PERSONAL_ROWS = PersonalField(
 )
 
 
-def table_key(dataset: Dataset | TeamDatasets | None, split: str | None) -> str:
-    """The table's name of a scope and split: "all:all", "3:train", "teams-1-3:all"."""
-    return f"{scope_name(dataset) or 'all'}:{split or 'all'}"
-
-
-def recompute(dataset: Dataset | TeamDatasets | None, split: str | None) -> datetime:
+def recompute(scope: Scope) -> datetime:
     """Compute the scope's rows (`worker_rows`) and replace the stored ones; when they were computed."""
-    rows = worker_rows(dataset, split)
-    key = table_key(dataset, split)
+    rows = worker_rows(scope)
+    key = scope.key
     with transaction.atomic():
         with connection.cursor() as cursor:
             # One writer of a scope at a time (a task and a page may both refresh it); an upsert,
@@ -115,15 +111,15 @@ def recompute(dataset: Dataset | TeamDatasets | None, split: str | None) -> date
 
 
 @refreshable(REFRESH_NAME)
-def _refresh(dataset: Dataset | TeamDatasets | None, split: str | None) -> datetime:
-    return recompute(dataset, split)
+def _refresh(scope: Scope) -> datetime:
+    return recompute(scope)
 
 
-def table_as_of(dataset: Dataset | TeamDatasets | None, split: str | None) -> tuple[int, datetime]:
+def table_as_of(scope: Scope) -> tuple[int, datetime]:
     """(the stored scope's id, when its rows were computed), after making sure they are there: a
     scope never computed is computed now; rows out of date (`figure_cache`'s rules) are recomputed
     now on a small corpus and by a task on a large one, shown meanwhile."""
-    key = table_key(dataset, split)
+    key = scope.key
     found = WorkerTableScope.objects.filter(key=key).values_list("pk", "computed_at").first()
     if found is not None:
         at = found[1].timestamp()
@@ -131,9 +127,9 @@ def table_as_of(dataset: Dataset | TeamDatasets | None, split: str | None) -> tu
             return found
     large = corpus_is_large()  # asked on a first load too, so it reads the statements a later one does
     if found is not None and large:
-        schedule_refresh(REFRESH_NAME, dataset, split)
+        schedule_refresh(REFRESH_NAME, scope)
         return found
-    recompute(dataset, split)
+    recompute(scope)
     return WorkerTableScope.objects.values_list("pk", "computed_at").get(key=key)
 
 
@@ -188,15 +184,15 @@ class WorkerTable(Sequence[dict[str, Any]]):
         return [dict(zip(ROW_KEYS, values, strict=True)) for values in rows.values_list(*columns)]
 
 
-def worker_rows(dataset: Dataset | TeamDatasets | None, split: str | None) -> list[dict[str, Any]]:
+def worker_rows(scope: Scope) -> list[dict[str, Any]]:
     """Each worker's row: pairs written and labels given with their agreement with gold, summed
     from the maintained worker tallies (`corpus.worker_tally`: one statement each, whatever the
     numbers of workers, pairs and labels), and the median writing seconds."""
-    written = writer_sums(dataset, split)
-    given = worker_sums(dataset, split, medians=False, only=("n", "with_gold", "gold_agreements"))
-    medians = median_writing_seconds(dataset, split)
+    written = writer_sums(scope)
+    given = worker_sums(scope, medians=False, only=("n", "with_gold", "gold_agreements"))
+    medians = median_writing_seconds(scope)
     active = set(written) | set(given) | set(medians)
-    excluded = excluded_workers(dataset)  # in the scope's teams: another team's decision is its own
+    excluded = excluded_workers(scope)  # in the scope's teams: another team's decision is its own
     rows: list[dict[str, Any]] = []
     # Plain rows, not Worker objects: a thousand of them with their users cost more than the figures.
     people = Worker.objects.filter(pk__in=active).values_list(
@@ -223,18 +219,18 @@ def worker_rows(dataset: Dataset | TeamDatasets | None, split: str | None) -> li
     return rows
 
 
-def median_writing_seconds(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[int, float]:
+def median_writing_seconds(scope: Scope = EVERYTHING) -> dict[int, float]:
     """{worker id: median seconds from claiming a premise to submitting it}, computed in SQL."""
     claims = WritingClaim._meta.db_table
     premises = Premise._meta.db_table
     where = ["c.status = %s", "c.submitted_at IS NOT NULL"]
     params: list[Any] = [ClaimStatus.SUBMITTED.value]
-    if (condition := dataset_sql(dataset, "p.dataset_id")) is not None:
+    if (condition := scope.sql("p.dataset_id")) is not None:
         where.append(condition[0])
         params.extend(condition[1])
-    if split:
+    if scope.split:
         where.append("p.split = %s")
-        params.append(split)
+        params.append(scope.split)
     seconds = "EXTRACT(EPOCH FROM (c.submitted_at - c.created_at))"
     return median_per_worker(
         f"SELECT c.worker_id AS worker_id, {seconds} AS seconds FROM {claims} c "

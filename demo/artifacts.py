@@ -18,6 +18,7 @@ from artifacts.selectors import latest_refresh
 from artifacts.services import get_tagger, pairs_to_tag, run_tagging_job, start_tagging
 from corpus.labels import LABELS
 from corpus.models import Pair, Premise, Split
+from corpus.scope import Scope
 from corpus.services import create_pairs
 from crowd.models import Study
 
@@ -106,7 +107,7 @@ def ensure_artifacts_demo(dataset: Any, stdout: Any = None) -> dict[str, Any]:
     if study:
         StudyNudge.objects.get_or_create(study=study, defaults={"enabled": True, "threshold": DEMO_NUDGE_THRESHOLD})
     tag_untagged_pairs(stdout)
-    latest = latest_refresh(dataset)
+    latest = latest_refresh(Scope.of_dataset(dataset))
     if latest is None or created or latest.pairs_total != Pair.objects.filter(dataset=dataset).count():
         say("Refreshing the artifact monitor (hypothesis-only accuracy, flagged writers)...")
         latest = refresh_monitor(dataset)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.models import Dataset
+from corpus.scope import Scope
 from corpus.selectors import adjudication_queue
 from crowd.models import Study, TaskKind
 from importers import mpe
@@ -76,7 +77,7 @@ def ensure_mpe_demo() -> str:
         mpe.write_mpe(path, items)
         imported = import_mpe_file(path, DATASET)
     built = build_items_from_scenes(BUILD_SCENE, DATASET, origin="demo captions")
-    queued = adjudication_queue(DATASET).count()
+    queued = adjudication_queue(Scope.named(DATASET)).count()
     dataset = Dataset.objects.get(slug=DATASET)
     Study(dataset=dataset, **MPE_STUDY).full_clean(validate_unique=False)  # an MPE study needs a multi-premise dataset
     ensure_study(MPE_STUDY, dataset)

@@ -6,18 +6,18 @@ from typing import Any
 
 from django.db.models import F, QuerySet
 
-from corpus.models import Dataset, Pair
-from corpus.selectors import TeamDatasets, in_datasets
+from corpus.models import Pair
+from corpus.scope import Scope
 
 from .calibration import latest_calibration
 from .models import ModelAnnotator, ModelLabel, ModelUse, Outcome
 from .scope import asked_with
 
 
-def calibration_rows(dataset: Dataset | TeamDatasets | None) -> list[dict[str, Any]]:
+def calibration_rows(scope: Scope) -> list[dict[str, Any]]:
     """Each model annotator (of the dataset, of a team's datasets, or all) with its latest calibration's figures."""
     annotators = ModelAnnotator.objects.select_related("dataset", "training_run").order_by("dataset_id", "name", "pk")
-    annotators = in_datasets(annotators, dataset)
+    annotators = scope.filter(annotators)
     rows = []
     for annotator in annotators:
         calibration = latest_calibration(annotator)

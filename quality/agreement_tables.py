@@ -12,8 +12,8 @@ from typing import Any
 from django.db import connection
 
 from corpus.agreement import agreement_stats
-from corpus.models import Dataset, Pair, Premise, ValidationLabel, Worker
-from corpus.selectors import TeamDatasets, dataset_sql, resolve_dataset
+from corpus.models import Pair, Premise, ValidationLabel, Worker
+from corpus.scope import EVERYTHING, Scope
 from corpus.worker_tally import worker_sums
 
 TABLES = ("overall", "per_genre", "per_label", "annotator_pairs", "worker_vs_rest")
@@ -67,19 +67,17 @@ def _per_label(stats: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"label": label, "fleiss_kappa": kappa.get(label), "gold_pairs": gold.get(label, 0)} for label in labels]
 
 
-def annotator_pairs(
-    dataset: Dataset | TeamDatasets | None, split: str | None = None, *, min_shared: int = 1
-) -> list[dict[str, Any]]:
+def annotator_pairs(scope: Scope, *, min_shared: int = 1) -> list[dict[str, Any]]:
     """Each two annotators (authors and validators with a worker) over the pairs both labelled: how
     many, and the share on which they gave the same label."""
     where = ["a.worker_id IS NOT NULL", "b.worker_id IS NOT NULL", "a.worker_id < b.worker_id"]
     params: list[Any] = []
-    if (condition := dataset_sql(dataset, "p.dataset_id")) is not None:
+    if (condition := scope.sql("p.dataset_id")) is not None:
         where.append(condition[0])
         params.extend(condition[1])
-    if split:
+    if scope.split:
         where.append("pr.split = %s")
-        params.append(split)
+        params.append(scope.split)
     labels, pairs, premises = ValidationLabel._meta.db_table, Pair._meta.db_table, Premise._meta.db_table
     sql = (
         "SELECT a.worker_id, b.worker_id, COUNT(*), SUM(CASE WHEN a.label = b.label THEN 1 ELSE 0 END)"
@@ -98,11 +96,11 @@ def annotator_pairs(
     ]
 
 
-def worker_vs_rest(dataset: Dataset | TeamDatasets | None) -> list[dict[str, Any]]:
+def worker_vs_rest(scope: Scope) -> list[dict[str, Any]]:
     """Each validator against the rest: the share of their labels that match the gold label of the
     other labels of the pair (leave-one-out, the workers page's figure), over the pairs that have one:
     summed from the worker tally (`corpus.worker_tally`), as the workers page does."""
-    figures = worker_sums(dataset, medians=False, only=("n", "loo_items", "loo_agreements"))
+    figures = worker_sums(scope.whole(), medians=False, only=("n", "loo_items", "loo_agreements"))
     names = _worker_names(set(figures))
     rows = [
         {
@@ -116,17 +114,14 @@ def worker_vs_rest(dataset: Dataset | TeamDatasets | None) -> list[dict[str, Any
     return sorted(rows, key=lambda row: str(row["worker"]))
 
 
-def agreement_tables(
-    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None, tables: tuple[str, ...] = TABLES
-) -> dict[str, list[dict[str, Any]]]:
+def agreement_tables(scope: Scope = EVERYTHING, tables: tuple[str, ...] = TABLES) -> dict[str, list[dict[str, Any]]]:
     """The named tables of a scope (a dataset, a split): {table name: rows}."""
-    dataset = resolve_dataset(dataset)
-    stats = agreement_stats(dataset, split) if {"overall", "per_genre", "per_label"} & set(tables) else {}
+    stats = agreement_stats(scope) if {"overall", "per_genre", "per_label"} & set(tables) else {}
     builders = {
         "overall": lambda: _overall(stats),
         "per_genre": lambda: _per_genre(stats),
         "per_label": lambda: _per_label(stats),
-        "annotator_pairs": lambda: annotator_pairs(dataset, split),
-        "worker_vs_rest": lambda: worker_vs_rest(dataset),
+        "annotator_pairs": lambda: annotator_pairs(scope),
+        "worker_vs_rest": lambda: worker_vs_rest(scope),
     }
     return {name: builders[name]() for name in tables}

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count
 
-from corpus.models import Dataset, Worker
-from corpus.selectors import TeamDatasets, in_datasets
+from corpus.models import Worker
+from corpus.scope import EVERYTHING, Scope
 
 from .models import AggregationRun, CorrelatedWorkerGroup, GroupDecidedPair
 
@@ -137,13 +137,13 @@ def correlated_group_of(worker: Worker, dataset_id: int) -> CorrelatedWorkerGrou
 # --- reads for the pages -------------------------------------------------------------------------
 
 
-def latest_groups(dataset: Dataset | TeamDatasets | None = None) -> list[dict[str, Any]]:
+def latest_groups(scope: Scope = EVERYTHING) -> list[dict[str, Any]]:
     """The groups of the latest finished aggregation run of each dataset in scope, each with its
     members (id, name, labels read), evidence, pairs waiting in the adjudication queue and its run."""
     from base.long_tasks import JobStatus
 
     runs = AggregationRun.objects.filter(status=JobStatus.DONE)
-    runs = in_datasets(runs, dataset)
+    runs = scope.filter(runs)
     latest: dict[int, int] = {}
     for run_id, dataset_id in runs.order_by("pk").values_list("pk", "dataset_id"):
         latest[dataset_id] = run_id

@@ -26,8 +26,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from base.task_queue import enqueue_coalesced
-from corpus.models import Dataset, Pair, ValidationLabel
-from corpus.selectors import TeamDatasets
+from corpus.models import Pair, ValidationLabel
+from corpus.scope import EVERYTHING, Scope
 
 from . import flags as flag_rules
 from .models import WorkerFlagRow, WorkerFlagScope
@@ -35,34 +35,16 @@ from .selectors import WorkerQuality, flag_words, worker_quality
 
 REFRESH_TASK = "quality.refresh_worker_flags"
 EAGER_REFRESH_KEY = "quality:worker-flags:refreshed-eagerly"
-EVERY_DATASET = "all"
 # The figures of a WorkerQuality row kept in `WorkerFlagRow.figures` (all but the worker and flags).
 FIGURE_FIELDS = tuple(each.name for each in fields(WorkerQuality) if each.name not in ("worker", "flags"))
 # The columns of a worker the rows' readers use (its name, its market, whether trusted).
 WORKER_COLUMNS = ("id", "user_id", "market", "external_id", "is_trusted", "user__id", "user__username")
 
 
-def scope_key(dataset: Dataset | TeamDatasets | None) -> str:
-    """The table's name of a scope: "all", a dataset's id, a team group's key ("teams-1-3")."""
-    if isinstance(dataset, TeamDatasets):
-        return dataset.key
-    return str(dataset.pk) if dataset is not None else EVERY_DATASET
-
-
-def scope_of(key: str) -> tuple[bool, Dataset | TeamDatasets | None]:
-    """(whether it is still there, the scope a key names): a dataset may be gone."""
-    if key == EVERY_DATASET:
-        return True, None
-    if key.startswith("teams-"):
-        return True, TeamDatasets(frozenset(int(team) for team in key.removeprefix("teams-").split("-") if team))
-    dataset = Dataset.objects.filter(pk=int(key)).first()
-    return dataset is not None, dataset
-
-
-def recompute(dataset: Dataset | TeamDatasets | None) -> datetime:
-    """Compute `worker_quality(dataset)` and replace the scope's rows with it; when it was computed."""
-    rows = worker_quality(dataset)
-    key = scope_key(dataset)
+def recompute(scope: Scope) -> datetime:
+    """Compute `worker_quality(scope)` and replace the scope's rows with it; when it was computed."""
+    rows = worker_quality(scope)
+    key = scope.datasets_key
     with transaction.atomic():
         # One writer of a scope at a time (a task and a page may both refresh it).
         with connection.cursor() as cursor:
@@ -111,11 +93,11 @@ def pairs_labelled_by(worker_ids: list[int]) -> int:
         return int(cursor.fetchone()[0])
 
 
-def count_flagged_pairs(dataset: Dataset | TeamDatasets | None, flagged: list[int], computed_at: datetime) -> int:
+def count_flagged_pairs(scope: Scope, flagged: list[int], computed_at: datetime) -> int:
     """`pairs_labelled_by` the scope's flagged workers, kept on its row unless the rows were
     recomputed meanwhile (the next page counts again)."""
     pairs = pairs_labelled_by(flagged)
-    WorkerFlagScope.objects.filter(key=scope_key(dataset), computed_at=computed_at).update(flagged_pairs=pairs)
+    WorkerFlagScope.objects.filter(key=scope.datasets_key, computed_at=computed_at).update(flagged_pairs=pairs)
     return pairs
 
 
@@ -124,25 +106,25 @@ def refresh_every_scope() -> list[str]:
     A scope whose dataset is gone loses its rows."""
     refreshed = []
     for key in WorkerFlagScope.objects.order_by("key").values_list("key", flat=True):
-        there, dataset = scope_of(key)
-        if not there:
+        scope = Scope.of_key(key)
+        if scope is None:  # its dataset is gone
             WorkerFlagScope.objects.filter(key=key).delete()
             continue
-        recompute(dataset)
+        recompute(scope)
         refreshed.append(key)
     return refreshed
 
 
-def computed_at(dataset: Dataset | TeamDatasets | None) -> datetime | None:
+def computed_at(scope: Scope) -> datetime | None:
     """When the scope's rows were computed; None when they never were."""
-    return WorkerFlagScope.objects.filter(key=scope_key(dataset)).values_list("computed_at", flat=True).first()
+    return WorkerFlagScope.objects.filter(key=scope.datasets_key).values_list("computed_at", flat=True).first()
 
 
-def rows_of(dataset: Dataset | TeamDatasets | None) -> QuerySet[WorkerFlagRow]:
+def rows_of(scope: Scope) -> QuerySet[WorkerFlagRow]:
     """The scope's rows in `worker_quality`'s order, with the worker's shown columns: slice it for a
     page (LIMIT/OFFSET on the (scope, position) key) and turn the slice to rows with `as_quality`."""
     return (
-        WorkerFlagRow.objects.filter(scope__key=scope_key(dataset))
+        WorkerFlagRow.objects.filter(scope__key=scope.datasets_key)
         .select_related("worker__user")
         .only("position", "figures", "flags", *(f"worker__{column}" for column in WORKER_COLUMNS))
         .order_by("position")
@@ -166,26 +148,26 @@ def as_quality(rows: Iterable[WorkerFlagRow]) -> list[WorkerQuality]:
     ]
 
 
-def flagged_ids(dataset: Dataset | TeamDatasets | None) -> list[int] | None:
+def flagged_ids(scope: Scope) -> list[int] | None:
     """The workers the checks flag in the scope, sorted; None when the scope was never computed."""
-    found = flagged_with_pairs(dataset)
+    found = flagged_with_pairs(scope)
     return None if found is None else found[0]
 
 
-def flagged_with_pairs(dataset: Dataset | TeamDatasets | None) -> tuple[list[int], int | None] | None:
+def flagged_with_pairs(scope: Scope) -> tuple[list[int], int | None] | None:
     """`flagged_ids` and the kept count of their pairs (None: not counted yet) in one read; None
     when the scope was never computed."""
-    found = WorkerFlagScope.objects.filter(key=scope_key(dataset)).values_list("flagged", "flagged_pairs").first()
+    found = WorkerFlagScope.objects.filter(key=scope.datasets_key).values_list("flagged", "flagged_pairs").first()
     return None if found is None else (sorted(found[0]), found[1])
 
 
-def flag_marks_of(worker_ids: Iterable[int], dataset: Dataset | TeamDatasets | None = None) -> dict[int, list[str]]:
+def flag_marks_of(worker_ids: Iterable[int], scope: Scope = EVERYTHING) -> dict[int, list[str]]:
     """{worker pk: ["flagged: <flag>", ...]} of those of these workers the stored rows flag
     (`quality.selectors.flag_words`), read for these workers only."""
     ids = sorted(set(worker_ids))
     if not ids:
         return {}
-    rows = WorkerFlagRow.objects.filter(scope__key=scope_key(dataset), worker_id__in=ids).exclude(flags=[])
+    rows = WorkerFlagRow.objects.filter(scope__key=scope.datasets_key, worker_id__in=ids).exclude(flags=[])
     return {row.worker_id: flag_words(quality) for row, quality in _with_quality(rows.select_related("worker"))}
 
 
@@ -197,11 +179,11 @@ def approval_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
     ids = sorted(set(worker_ids))
     if not ids:
         return {}
-    at = computed_at(None)
+    at = computed_at(EVERYTHING)
     interval = float(getattr(settings, "DASHBOARD_CACHE_SECONDS", 5))
     if at is None or ((timezone.now() - at).total_seconds() >= interval and not _corpus_is_large()):
-        recompute(None)
-    return flag_marks_of(ids, None)
+        recompute(EVERYTHING)
+    return flag_marks_of(ids)
 
 
 def _corpus_is_large() -> bool:

@@ -413,7 +413,7 @@ class BonusEntry(models.Model):
 
 
 class WorkerFlagScope(models.Model):
-    """When the workers' figures and flags of one scope (`quality.flag_rows.scope_key`: every
+    """When the workers' figures and flags of one scope (`corpus.scope.Scope.datasets_key`: every
     dataset, one dataset, a group of teams' datasets) were last computed: the pages say "flags as
     of" this time. Its `WorkerFlagRow`s are written with it, in one transaction."""
 

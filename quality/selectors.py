@@ -36,13 +36,13 @@ from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
     THREE_WAY,
-    Dataset,
     GrammaticalityJudgment,
     Pair,
     ValidationLabel,
     Worker,
 )
-from corpus.selectors import TeamDatasets, answers_of_counted_workers, in_datasets, labels_that_count
+from corpus.scope import EVERYTHING, Scope
+from corpus.selectors import answers_of_counted_workers, labels_that_count
 from corpus.worker_tally import (
     bucket_bounds,
     leave_one_out_gold,
@@ -115,11 +115,11 @@ class WorkerQuality:
         return flag_rules.WorkerFigures(worker=self.worker.pk, **taken)
 
 
-def _validation_labels(dataset: Dataset | TeamDatasets | None = None) -> QuerySet[ValidationLabel]:
-    return in_datasets(scored_labels(), dataset, via="pair__dataset")
+def _validation_labels(scope: Scope = EVERYTHING) -> QuerySet[ValidationLabel]:
+    return scope.filter(scored_labels(), via="pair__dataset")
 
 
-def label_figures(dataset: Dataset | TeamDatasets | None = None) -> dict[int, dict[str, int]]:
+def label_figures(scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
     """Statement 1: {worker id: counts} over validation labels (positions 2 on), grouped from the
     labels: the truth of the tally's figures (`worker_quality` reads the tally).
 
@@ -128,7 +128,7 @@ def label_figures(dataset: Dataset | TeamDatasets | None = None) -> dict[int, di
     """
     loo, others = leave_one_out_gold()
     inner = (
-        _validation_labels(dataset)
+        _validation_labels(scope)
         .alias(**others)
         .annotate(loo=loo, scheme=F("pair__dataset__label_scheme"))
         .values("worker_id", "label", "seconds", "loo", "scheme")
@@ -163,9 +163,9 @@ def label_figures(dataset: Dataset | TeamDatasets | None = None) -> dict[int, di
         return {row[0]: dict(zip(names, row, strict=False)) for row in cursor.fetchall()}
 
 
-def median_seconds(dataset: Dataset | TeamDatasets | None = None) -> dict[int, float]:
+def median_seconds(scope: Scope = EVERYTHING) -> dict[int, float]:
     """Statement 2: {worker id: median seconds per validation item}, in SQL."""
-    found = sql_of(_validation_labels(dataset).filter(seconds__isnull=False).values("worker_id", "seconds"))
+    found = sql_of(_validation_labels(scope).filter(seconds__isnull=False).values("worker_id", "seconds"))
     return median_per_worker(*found) if found else {}
 
 
@@ -177,12 +177,10 @@ def median_per_worker(sql: str, params: Sequence[Any]) -> dict[int, float]:
         return {worker_id: float(value) for worker_id, value in cursor.fetchall()}
 
 
-def catch_figures(
-    dataset: Dataset | TeamDatasets | None = None, study: Study | None = None
-) -> dict[int, tuple[int, int]]:
+def catch_figures(scope: Scope = EVERYTHING, study: Study | None = None) -> dict[int, tuple[int, int]]:
     """Statement 3: {worker id: (seen, matched)} of the catch-trial answers (of a dataset, of a study)."""
     answers = CatchTrialAnswer.objects.all()
-    answers = in_datasets(answers, dataset, via="pair__dataset")
+    answers = scope.filter(answers, via="pair__dataset")
     if study is not None:
         answers = answers.filter(study_session__study=study)
     return {
@@ -193,10 +191,10 @@ def catch_figures(
     }
 
 
-def writer_figures(dataset: Dataset | TeamDatasets | None = None) -> dict[int, tuple[int, int]]:
+def writer_figures(scope: Scope = EVERYTHING) -> dict[int, tuple[int, int]]:
     """Statement 4: {author id: (five-label pairs, of which gold differs from the author's label)}."""
     pairs = Pair.objects.filter(author__isnull=False, label_count=LABELS_PER_PAIR)
-    pairs = in_datasets(pairs, dataset)
+    pairs = scope.filter(pairs)
     return {
         row["author_id"]: (row["n"], row["differs"])
         for row in pairs.values("author_id")
@@ -212,7 +210,7 @@ _BOUND_SLACK = 1e-9
 
 def histogram_medians(
     sums: dict[int, dict[str, Any]],
-    dataset: Dataset | TeamDatasets | None = None,
+    scope: Scope = EVERYTHING,
     *,
     threshold: float = flag_rules.TOO_FAST_SECONDS,
     min_items: int = flag_rules.TOO_FAST_MIN_ITEMS,
@@ -241,13 +239,13 @@ def histogram_medians(
         if row["timed"] >= min_items and not decided:
             open_workers.append(pk)
     if open_workers:
-        timed = _validation_labels(dataset).filter(seconds__isnull=False, worker_id__in=open_workers)
+        timed = _validation_labels(scope).filter(seconds__isnull=False, worker_id__in=open_workers)
         if (found := sql_of(timed.values("worker_id", "seconds"))) is not None:
             medians.update(median_per_worker(*found))
     return medians
 
 
-def worker_quality(dataset: Dataset | TeamDatasets | None = None, **flag_options: Any) -> list[WorkerQuality]:
+def worker_quality(scope: Scope = EVERYTHING, **flag_options: Any) -> list[WorkerQuality]:
     """Every worker with labels, catch trials or written pairs, with their figures and flags.
 
     `flag_options` go to `quality.flags.flag_workers` (alpha, minimum items, thresholds).
@@ -256,15 +254,16 @@ def worker_quality(dataset: Dataset | TeamDatasets | None = None, **flag_options
     number of workers and labels; the median seconds per item is the histogram's
     (`histogram_medians`: within 4.6%, exact where the too-fast flag needs it).
     """
-    labels = worker_sums(dataset)
+    scope = scope.whole()  # a worker's figures are of every split
+    labels = worker_sums(scope)
     medians = histogram_medians(
         labels,
-        dataset,
+        scope,
         threshold=flag_options.get("min_median_seconds", flag_rules.TOO_FAST_SECONDS),
         min_items=flag_options.get("too_fast_min_items", flag_rules.TOO_FAST_MIN_ITEMS),
     )
-    catches = catch_figures(dataset)
-    writers = {pk: (row["five"], row["five_differs"]) for pk, row in writer_sums(dataset).items() if row["five"]}
+    catches = catch_figures(scope)
+    writers = {pk: (row["five"], row["five_differs"]) for pk, row in writer_sums(scope).items() if row["five"]}
     ids = set(labels) | set(catches) | set(writers)
     rows: dict[int, WorkerQuality] = {}
     # The columns the rows' readers use (the name, the exclusion): the rows are kept in the figure
@@ -317,7 +316,7 @@ def flagged_worker_ids(rows: list[WorkerQuality]) -> list[int]:
     return sorted(row.worker.pk for row in rows if row.flags)
 
 
-def next_pair_to_label(dataset: Dataset | TeamDatasets | None = None) -> Pair | None:
+def next_pair_to_label(scope: Scope = EVERYTHING) -> Pair | None:
     """The next pair for a researcher to label: no reference label yet, pairs with all five labels
     first (the best catch trials are pairs the crowd has judged), then the rest; oldest first.
 
@@ -325,14 +324,14 @@ def next_pair_to_label(dataset: Dataset | TeamDatasets | None = None) -> Pair | 
     (`pair_five_labels`), the rest along the primary key: ordering every pair by its label count
     would read the whole pair table."""
     pairs = Pair.objects.exclude(pk__in=ReferenceLabel.objects.values("pair_id")).select_related("premise__genre")
-    pairs = in_datasets(pairs, dataset)
+    pairs = scope.filter(pairs)
     judged = pairs.filter(label_count__gte=LABELS_PER_PAIR).order_by("id").first()
     return judged or pairs.order_by("id").first()
 
 
-def reference_label_counts(dataset: Dataset | TeamDatasets | None = None) -> dict[str, int]:
+def reference_label_counts(scope: Scope = EVERYTHING) -> dict[str, int]:
     references = ReferenceLabel.objects.all()
-    references = in_datasets(references, dataset, via="pair__dataset")
+    references = scope.filter(references, via="pair__dataset")
     return references.aggregate(labelled=Count("id"), catch_trials=Count("id", filter=Q(is_catch_trial=True)))
 
 

@@ -12,7 +12,8 @@ from django.db import transaction
 from audit import services as audit
 from corpus.gold import VOTE_FIELD
 from corpus.models import Pair, Worker
-from corpus.selectors import TeamDatasets, excluded_in
+from corpus.scope import Scope
+from corpus.selectors import excluded_in
 from corpus.services import ExclusionOutcome, LabelRefused, set_workers_excluded
 from crowd.models import StudySession
 from crowd.registry import release_open_claims_of_workers
@@ -91,7 +92,7 @@ def auto_exclude_flagged(**flag_options: Any) -> list[ExclusionOutcome]:
         excluded_already = set(excluded_in([team_id]).values_list("worker_id", flat=True))
         flagged = [
             row.worker.pk
-            for row in worker_quality(TeamDatasets(frozenset({team_id})), **flag_options)
+            for row in worker_quality(Scope.of_teams([team_id]), **flag_options)
             if row.flags and row.worker.pk in workers and row.worker.pk not in excluded_already
         ]
         if flagged:

@@ -110,7 +110,7 @@ def in_teams(rows: Iterable[T], teams: Collection[int] | None, attr: str = "team
 
 def figure_teams(user: Any) -> frozenset[int] | None:
     """The teams whose data every figure a user sees adds up: the dashboard's figure pages, their
-    CSVs and images, and the API's figure routes (corpus.selectors.TeamDatasets narrows the
+    CSVs and images, and the API's figure routes (`corpus.scope.Scope.of_teams` narrows the
     figures to these teams' datasets). None: every team (a superuser)."""
     teams = team_ids(user, VIEW)
     return None if teams is None else frozenset(teams)

@@ -1,7 +1,7 @@
 """scripts/mutate_changed.py on a throwaway repository: it finds the source modules a branch changed
 (committed, uncommitted and untracked; not tests, benchmarks or migrations), and mutmut's run on a
 module reports the mutant its test cannot see, with file:line, and not the ones its test kills,
-leaving the working tree as it was."""
+leaving the working tree as it was; with functions named, only theirs are run."""
 
 import subprocess
 import sys
@@ -93,6 +93,25 @@ def test_a_surviving_mutant_is_reported_at_its_line_and_a_killed_one_is_not(
     assert report.is_file() and "pkg/calc.py:6 greeting (survived)" in report.with_suffix(".md").read_text()
     assert (repo / "pkg/calc.py").read_text() == CALC
     assert not (repo / "mutants").exists()
+
+
+def test_named_functions_alone_are_mutated_and_the_others_left_not_checked(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("DJANGO_SETTINGS_MODULE", raising=False)
+    results, table, _ = mutate(
+        ["pkg/calc.py"],
+        repo=repo,
+        python=sys.executable,
+        report_dir=tmp_path / "out",
+        functions=["is_adult"],
+        say=lambda line: None,
+    )
+    checked = {r.function for r in results if r.status != "not checked"}
+    assert checked == {"is_adult"}
+    assert {r.status for r in results if r.function == "greeting"} == {"not checked"}
+    assert table["pkg/calc.py"]["counted"] == len([r for r in results if r.function == "is_adult"])
 
 
 def test_a_file_edited_in_the_tree_after_the_copy_is_named_as_tested_older(repo: Path, tmp_path: Path):

@@ -35,7 +35,8 @@ from corpus.models import (
     Pair,
     ValidationLabel,
 )
-from corpus.selectors import TeamDatasets, awaiting_decision, in_datasets, pairs_in, resolve_dataset
+from corpus.scope import EVERYTHING, Scope
+from corpus.selectors import awaiting_decision, pairs_in
 from corpus.services import LabelRefused
 from quality.flag_rows import pairs_labelled_by
 from quality.models import AggregatedLabel, AggregationRun, GroupDecidedPair
@@ -72,21 +73,21 @@ RETIRE, WITHDRAW = AdjudicationAction.RETIRE.value, AdjudicationAction.WITHDRAW.
 DECISIONS = (*LABELS, RETIRE, WITHDRAW)
 
 
-def _latest_runs(dataset: Dataset | TeamDatasets | None) -> list[int]:
+def _latest_runs(scope: Scope) -> list[int]:
     """The latest finished aggregation run of each dataset in scope."""
     runs = AggregationRun.objects.filter(status=JobStatus.DONE)
-    runs = in_datasets(runs, dataset)
+    runs = scope.filter(runs)
     latest: dict[int, int] = {}
     for run_id, dataset_id in runs.order_by("pk").values_list("pk", "dataset_id"):
         latest[dataset_id] = run_id
     return sorted(latest.values())
 
 
-def flagged_workers(dataset: Dataset | TeamDatasets | None = None) -> list[int]:
-    """Workers the quality checks flag on the labels of `dataset` (the workers page's flags of that
+def flagged_workers(scope: Scope = EVERYTHING) -> list[int]:
+    """Workers the quality checks flag on the labels of `scope` (the workers page's flags of that
     scope). One worker-quality read: a page asks once and hands the list to every queue it counts
     or shows (worker quality is read from every label, so it is read once, not once per queue)."""
-    return flagged_worker_ids(worker_quality(dataset))
+    return flagged_worker_ids(worker_quality(scope))
 
 
 # The queues whose rule reads only a pair's counters, flags and gold label: counted from the pair
@@ -127,38 +128,34 @@ def _in_vote_queue(
     return two_two_one or (five and {entailment, contradiction} == {2, 3})
 
 
-def _condition(
-    slug: str, dataset: Dataset | TeamDatasets | None, flagged: list[int] | None, latest: list[int] | None
-) -> Q:
+def _condition(slug: str, scope: Scope, flagged: list[int] | None, latest: list[int] | None) -> Q:
     """The filter of a queue as one condition on the pairs (the queue's list, the pair browser's
     filter); `flagged` and `latest` are read when not given."""
     if slug in VOTE_QUEUES:
         return _vote_condition(slug)
-    return Q(pk__in=_pair_set(slug, dataset, flagged, latest))
+    return Q(pk__in=_pair_set(slug, scope, flagged, latest))
 
 
-def _pair_set(
-    slug: str, dataset: Dataset | TeamDatasets | None, flagged: list[int] | None, latest: list[int] | None
-) -> QuerySet[Any]:
+def _pair_set(slug: str, scope: Scope, flagged: list[int] | None, latest: list[int] | None) -> QuerySet[Any]:
     """The pair ids of a queue that is a set of pairs kept elsewhere (not of VOTE_QUEUES), as a
     one-column queryset: any dataset's; the caller keeps its scope's."""
     if slug in ("aggregation_ne_majority", "correlated"):
-        runs = _latest_runs(dataset) if latest is None else latest
+        runs = _latest_runs(scope) if latest is None else latest
         if slug == "correlated":
             return GroupDecidedPair.objects.filter(run_id__in=runs).values("pair_id")
         differs = AggregatedLabel.objects.filter(run_id__in=runs, method=AGGREGATION_METHOD, differs=True)
         return differs.values("pair_id")
     if slug == "flagged":
-        workers = flagged_workers(dataset) if flagged is None else flagged
+        workers = flagged_workers(scope) if flagged is None else flagged
         return ValidationLabel.objects.filter(worker_id__in=workers).values("pair_id")
     if slug == SENT_FILTER:
         return AdjudicationRequest.objects.values("pair_id")
     raise ValueError(f"unknown queue {slug!r}; choose one of {', '.join(FILTER_BY_SLUG)}")
 
 
-def matching(pairs: QuerySet[Pair], slug: str, dataset: Dataset | TeamDatasets | None) -> QuerySet[Pair]:
+def matching(pairs: QuerySet[Pair], slug: str, scope: Scope) -> QuerySet[Pair]:
     """`pairs` that a queue's rule would put in it (decided ones included): the pair browser's filter."""
-    return pairs.filter(_condition(slug, dataset, None, None))
+    return pairs.filter(_condition(slug, scope, None, None))
 
 
 def _waiting(pairs: QuerySet[Pair], include_decided: bool) -> QuerySet[Pair]:
@@ -171,8 +168,7 @@ def _waiting(pairs: QuerySet[Pair], include_decided: bool) -> QuerySet[Pair]:
 
 
 def queue(
-    dataset: Dataset | TeamDatasets | str | None = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     slug: str = DEFAULT_FILTER,
     *,
     include_decided: bool = False,
@@ -184,9 +180,8 @@ def queue(
     `flagged`: the flagged workers, when the caller has read them (`flagged_workers`)."""
     if slug not in FILTER_BY_SLUG:
         raise ValueError(f"unknown queue {slug!r}; choose one of {', '.join(FILTER_BY_SLUG)}")
-    dataset = resolve_dataset(dataset)
-    latest = _latest_runs(dataset)
-    pairs = _waiting(pairs_in(dataset, split).filter(_condition(slug, dataset, flagged, latest)), include_decided)
+    latest = _latest_runs(scope)
+    pairs = _waiting(pairs_in(scope).filter(_condition(slug, scope, flagged, latest)), include_decided)
     decided = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER)
     aggregated = AggregatedLabel.objects.filter(
         pair=OuterRef("pk"), run_id__in=latest, method=AGGREGATION_METHOD
@@ -207,8 +202,7 @@ def queue(
 
 
 def queue_counts(
-    dataset: Dataset | TeamDatasets | str | None = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     *,
     flagged: list[int] | None = None,
     flagged_pairs: int | None = None,
@@ -220,30 +214,27 @@ def queue_counts(
     counts of one statement, each row was compared with every id of every set).
     `flagged_pairs`: the pairs the flagged workers had labelled when they were flagged (kept with
     the flags: `quality.flag_rows`), given by a caller that read them with `flagged`."""
-    dataset = resolve_dataset(dataset)
-    latest = _latest_runs(dataset)
-    flagged = flagged_workers(dataset) if flagged is None else flagged
-    counts = _vote_queue_counts(dataset, split)
-    if split is None and _holds_every_dataset(dataset):
+    latest = _latest_runs(scope)
+    flagged = flagged_workers(scope) if flagged is None else flagged
+    counts = _vote_queue_counts(scope)
+    if scope.split is None and _holds_every_dataset(scope):
         counts["flagged"] = _flagged_everywhere(flagged, flagged_pairs)
     for queue_filter in FILTERS:
         if queue_filter.slug not in counts:
             # Each pair of the set looked up by its key (`id = ANY(ARRAY(...))`): as `id IN (...)`
             # the planner hashed the set and read every pair of the corpus against it.
-            pair_set = _pair_set(queue_filter.slug, dataset, flagged, latest)
-            chosen = pairs_in(dataset, split).filter(EqualsAny(F("pk"), ArraySubquery(pair_set)))
+            pair_set = _pair_set(queue_filter.slug, scope, flagged, latest)
+            chosen = pairs_in(scope).filter(EqualsAny(F("pk"), ArraySubquery(pair_set)))
             counts[queue_filter.slug] = _waiting(chosen, include_decided=False).count()
     return {queue_filter.slug: counts[queue_filter.slug] for queue_filter in FILTERS}
 
 
-def _holds_every_dataset(dataset: Dataset | TeamDatasets | None) -> bool:
+def _holds_every_dataset(scope: Scope) -> bool:
     """Whether a scope holds every dataset there is (every dataset, or a team's when its datasets
     are all of them): its pairs are every pair, and no count of it needs to look a pair up."""
-    if dataset is None:
+    if scope.is_everything:
         return True
-    if isinstance(dataset, TeamDatasets):
-        return not Dataset.objects.exclude(team_id__in=dataset.teams).exists()
-    return not Dataset.objects.exclude(pk=dataset.pk).exists()
+    return not Dataset.objects.exclude(pk__in=scope.datasets().values("pk")).exists()
 
 
 def _flagged_everywhere(flagged: list[int], labelled_pairs: int | None = None) -> int:
@@ -267,21 +258,21 @@ def _flagged_everywhere(flagged: list[int], labelled_pairs: int | None = None) -
 TALLY_BY = ("author_label", "label_count", *VOTE_FIELD.values(), "imported_gold", "stopped_early")
 
 
-def _vote_queue_counts(dataset: Dataset | TeamDatasets | None, split: str | None) -> dict[str, int]:
+def _vote_queue_counts(scope: Scope) -> dict[str, int]:
     """The pairs waiting in each queue of VOTE_QUEUES: the pair tally's rows (a few hundred, the
     gold from their votes and imported gold, `corpus.gold.gold_from_votes`), as if no pair were
     adjudicated, then the adjudicated pairs (few, the partial index `pair_adjudicated`) set right:
     out of the queue the rule's gold put them in, into the one their decided gold puts them in while
     no researcher's decision stands on them (an imported file's gold, `awaiting_decision`)."""
     counts = dict.fromkeys(VOTE_QUEUES, 0)
-    for author, label_count, e, nu, c, imported_gold, stopped, n in tallies.pair_counts(dataset, split, by=TALLY_BY):
+    for author, label_count, e, nu, c, imported_gold, stopped, n in tallies.pair_counts(scope, by=TALLY_BY):
         gold = gold_from_votes(e, nu, c, imported_gold)
         for slug in VOTE_QUEUES:
             if _in_vote_queue(slug, author, label_count, (e, nu, c), gold, stopped):
                 counts[slug] += n
     decided = Adjudication.objects.filter(pair=OuterRef("pk"), source=AdjudicationSource.RESEARCHER)
     adjudicated = (
-        pairs_in(dataset, split)
+        pairs_in(scope)
         .exclude(adjudicated_label="")
         .annotate(decided=Exists(decided))
         .values_list(*TALLY_BY, "gold_label", "decided")
@@ -306,26 +297,21 @@ def _vote_queue_counts(dataset: Dataset | TeamDatasets | None, split: str | None
 MPE_FILTER = "mpe"
 
 
-def filters_for(dataset: Dataset | TeamDatasets | str | None = None) -> tuple[QueueFilter, ...]:
+def filters_for(scope: Scope = EVERYTHING) -> tuple[QueueFilter, ...]:
     """The queues that apply: the MPE queue only on a multi-premise dataset, or
     over every dataset when one of them is multi-premise."""
-    dataset = resolve_dataset(dataset)
-    if isinstance(dataset, Dataset):
-        has_mpe = dataset.item_kind == ItemKind.MULTI_PREMISE
+    if scope.one is not None:
+        has_mpe = scope.one.item_kind == ItemKind.MULTI_PREMISE
     else:
-        among = dataset.datasets() if isinstance(dataset, TeamDatasets) else Dataset.objects.all()
-        has_mpe = among.filter(item_kind=ItemKind.MULTI_PREMISE).exists()
+        has_mpe = scope.datasets().filter(item_kind=ItemKind.MULTI_PREMISE).exists()
     return tuple(f for f in FILTERS if f.slug != MPE_FILTER or has_mpe)
 
 
-def recent_decisions(
-    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None, limit: int = 30
-) -> list[Adjudication]:
+def recent_decisions(scope: Scope = EVERYTHING, limit: int = 30) -> list[Adjudication]:
     """The scope's latest researcher decisions, newest first, with who and when,
     each with `undoable`: it is still the latest decision on its pair."""
-    dataset = resolve_dataset(dataset)
     decisions = Adjudication.objects.filter(
-        source=AdjudicationSource.RESEARCHER, pair__in=pairs_in(dataset, split)
+        source=AdjudicationSource.RESEARCHER, pair__in=pairs_in(scope)
     ).select_related("pair", "researcher")
     later = Adjudication.objects.filter(pair=OuterRef("pair_id"), pk__gt=OuterRef("pk"))
     rows: list[Adjudication] = list(decisions.annotate(superseded=Exists(later)).order_by("-pk")[:limit])
@@ -385,10 +371,10 @@ def decide(pair: Pair, decision: str, *, researcher: Any, reason: str, note: str
 BEFORE_AFTER_KEYS = ("gold_eq_author", "gold_ne_author", "no_gold", "individual_eq_gold")
 
 
-def before_and_after(dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None) -> dict[str, Any]:
+def before_and_after(scope: Scope = EVERYTHING) -> dict[str, Any]:
     """The statistics as the rule gives them (before any decision) and as they stand (after), side
     by side: gold counts and the Table 2 rows that depend on the gold label."""
-    before, after = before_and_after_adjudication(dataset, split)
+    before, after = before_and_after_adjudication(scope)
     rows = [(key, before[key], after[key]) for key in BEFORE_AFTER_KEYS]
     labels = list(after["gold_counts"])
     counts = [(label, before["gold_counts"].get(label, 0), after["gold_counts"].get(label, 0)) for label in labels]

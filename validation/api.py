@@ -132,13 +132,12 @@ class AgreementView(StrictQueryParamsMixin, views.APIView):
         # The user's teams' datasets only: another team's slug is unknown (404), and with none
         # named the tables are of every dataset of their teams (teams.access.figure_teams).
         query = scoped_query(AgreementQuery, request)
-        dataset = query["dataset"]
-        split = query.get("split")
+        scope = query["scope"]
         tables = (query["table"],) if query.get("table") else TABLES
         return Response(
             {
-                "dataset": dataset.slug if isinstance(dataset, Dataset) else None,
-                "split": split,
-                "tables": agreement_tables(dataset, split, tables),
+                "dataset": scope.one.slug if scope.one is not None else None,
+                "split": scope.split,
+                "tables": agreement_tables(scope, tables),
             }
         )

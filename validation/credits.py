@@ -23,18 +23,18 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from corpus.models import Dataset, Pair
-from corpus.selectors import TeamDatasets, in_datasets
+from corpus.scope import EVERYTHING, Scope
 from crowd.models import ClaimStatus, StudySession
 
 from .models import ValidationClaim
 
 
-def countable(dataset: Dataset | TeamDatasets | None = None) -> QuerySet[ValidationClaim]:
+def countable(scope: Scope = EVERYTHING) -> QuerySet[ValidationClaim]:
     """Submitted claims of study sessions that added a label (catch trials add none)."""
     claims = ValidationClaim.objects.filter(
         status=ClaimStatus.SUBMITTED, is_catch_trial=False, study_session__isnull=False
     )
-    return in_datasets(claims, dataset, via="pair__dataset")
+    return scope.filter(claims, via="pair__dataset")
 
 
 def submitted(claims: Collection[ValidationClaim], now: datetime) -> dict[int, int]:

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Count, QuerySet, Value
@@ -30,11 +30,9 @@ from ..giveaways import counted_label, tokenize, words_of
 from ..labels import LABELS
 from ..models import Dataset, Pair, Premise
 from ..overlap import relation_mask
+from ..scope import EVERYTHING, Scope
 from .engine import Key, Maintained, Rows, Truth, insert_deltas, scoped, summed
 from .models import LengthKind, LengthTally, PairTally, WordTally
-
-if TYPE_CHECKING:  # the selectors read the tallies' rows (imported where used)
-    from ..selectors import TeamDatasets
 
 PAIR_KEY = (
     "dataset_id",
@@ -309,8 +307,7 @@ def premises_moving(premises: QuerySet[Premise], split: str) -> None:
 
 
 def pair_counts(
-    dataset: "Dataset | TeamDatasets | str | None" = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     *,
     by: Sequence[str] = (
         "genre__slug",
@@ -324,25 +321,22 @@ def pair_counts(
 ) -> list[Key]:
     """[(*by, pairs)] summed from PairTally: a few hundred rows whatever the corpus's size (with no
     dataset and a `scheme`, of the datasets of that label scheme)."""
-    return summed(scoped(PairTally, dataset, split, scheme), by)
+    return summed(scoped(PairTally, scope, scheme), by)
 
 
 def length_counts(
     kind: str,
-    dataset: "Dataset | TeamDatasets | str | None" = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     *,
     by: Sequence[str] = ("words",),
 ) -> list[Key]:
     """[(*by, rows)] of premises or pairs (kind) summed from LengthTally."""
-    return summed(scoped(LengthTally, dataset, split).filter(kind=kind), by)
+    return summed(scoped(LengthTally, scope).filter(kind=kind), by)
 
 
-def word_counts(
-    dataset: "Dataset | TeamDatasets | str | None" = None, split: str | None = None, *, genre_id: int | None = None
-) -> list[Key]:
+def word_counts(scope: Scope = EVERYTHING, *, genre_id: int | None = None) -> list[Key]:
     """[(label, word, hypotheses)] summed from WordTally (word HYPOTHESES: hypotheses per label)."""
-    tallies = scoped(WordTally, dataset, split)
+    tallies = scoped(WordTally, scope)
     return summed(tallies if genre_id is None else tallies.filter(genre_id=genre_id), ("label", "word"))
 
 
@@ -356,11 +350,12 @@ def grouped_truth(dataset: Dataset | None = None, *, lengths: bool = True) -> Tr
     """
     from ..selectors import pairs_in, premises_in
 
-    pairs = pairs_in(dataset)
+    scope = Scope.of_dataset(dataset)
+    pairs = pairs_in(scope)
     truth: Truth = {PairTally: pair_rows(pairs)}
     if lengths:
         truth[WordTally] = word_rows(pairs)
-        truth[LengthTally] = length_rows(premises_in(dataset), pairs)
+        truth[LengthTally] = length_rows(premises_in(scope), pairs)
     return truth
 
 

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Field, Model, QuerySet, Sum
@@ -31,10 +31,8 @@ from base.plain_rows import insert_rows, insert_rows_together
 
 from .. import signals
 from ..models import Dataset
+from ..scope import EVERYTHING, Scope
 from .models import Tally
-
-if TYPE_CHECKING:  # the selectors read the tallies' rows (imported where used)
-    from ..selectors import TeamDatasets
 
 FOLD_LOCK = 0x7A11E5  # advisory lock key: one fold (or check and rebuild) at a time (PostgreSQL)
 
@@ -333,16 +331,9 @@ def _read(tallies: QuerySet[Any], key_names: Sequence[str]) -> dict[Key, int]:
     return {row[:-1]: row[-1] for row in summed(tallies, key_names)}
 
 
-def scoped(
-    model: type[Tally],
-    dataset: "Dataset | TeamDatasets | str | None" = None,
-    split: str | None = None,
-    scheme: str | None = None,
-) -> QuerySet[Any]:
-    """A tally's rows of a dataset (or, with none and a `scheme`, the datasets of that label scheme) and split."""
-    from ..selectors import in_scope
-
-    return in_scope(model._default_manager.all(), dataset, split, scheme=scheme)
+def scoped(model: type[Tally], scope: Scope = EVERYTHING, scheme: str | None = None) -> QuerySet[Any]:
+    """A tally's rows of a scope (of several datasets and a `scheme`: the datasets of that label scheme)."""
+    return scope.rows(model._default_manager.all(), scheme=scheme)
 
 
 # --- verification and repair ---------------------------------------------------------------------
@@ -406,15 +397,14 @@ def check_and_rebuild(
     folds' lock too, so nothing else touches the rows deleted here. Inside a caller's transaction
     (tests), that transaction's isolation stays as it is.
     """
-    from ..selectors import one_dataset
-
     maintained = maintained or MAINTAINED["corpus"]
-    resolved = one_dataset(dataset)  # the Dataset row itself is no part of the snapshot
+    # The Dataset row itself is no part of the snapshot.
+    resolved = Scope.named(dataset).one if isinstance(dataset, str) else dataset
     report = Drift(source=maintained.source)
     with one_snapshot_without_folds():
         truth = maintained.truth(resolved)
         for model, key_names in maintained.tables:
-            rows = scoped(model, resolved)
+            rows = scoped(model, Scope.of_dataset(resolved))
             kept, counted = _read(rows, key_names), truth[model]
             for key in sorted(set(kept) | set(counted), key=repr):
                 have, want = kept.get(key, 0), counted.get(key, 0)

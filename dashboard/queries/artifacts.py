@@ -5,15 +5,14 @@ from typing import Any
 from artifacts import listings, selectors
 from authorship.selectors import typing_flags_by_worker
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
-from corpus.models import Dataset, Genre, Worker
-from corpus.selectors import TeamDatasets
+from corpus.models import Genre, Worker
+from corpus.scope import EVERYTHING, Scope
 
 from ..figure_cache import cached, refreshable
 
 
 def giveaway_words(
-    dataset: Dataset | TeamDatasets | None = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     *,
     genre: Genre | None = None,
     worker: Worker | None = None,
@@ -27,22 +26,22 @@ def giveaway_words(
     figure cache."""
     counts, shown = min_count or DEFAULT_MIN_COUNT, top or DEFAULT_TOP
     if genre is None and worker is None and (counts, shown) == (DEFAULT_MIN_COUNT, DEFAULT_TOP):
-        if isinstance(dataset, Dataset) and split is None:  # a dataset's page as it opens
-            return listings.default_listing(dataset)
-        return cached("giveaways", dataset, split, lambda: _default_listing(dataset, split))
-    return selectors.giveaway_words_for(dataset, split, genre=genre, worker=worker, min_count=counts, top=shown)
+        if scope.one is not None and scope.split is None:  # a dataset's page as it opens
+            return listings.default_listing(scope.one)
+        return cached("giveaways", scope, lambda: _default_listing(scope))
+    return selectors.giveaway_words_for(scope, genre=genre, worker=worker, min_count=counts, top=shown)
 
 
 @refreshable("giveaways")
-def _default_listing(dataset: Dataset | TeamDatasets | None, split: str | None) -> dict[str, Any]:
-    return selectors.giveaway_words_for(dataset, split)
+def _default_listing(scope: Scope) -> dict[str, Any]:
+    return selectors.giveaway_words_for(scope)
 
 
-def monitor_overview(dataset: Dataset | TeamDatasets | None = None) -> dict[str, Any]:
+def monitor_overview(scope: Scope = EVERYTHING) -> dict[str, Any]:
     """The artifact monitor's latest figures (artifacts.selectors.monitor_overview), each flagged
     writer given the share of their hypotheses whose typing record is flagged, so one
     table answers "who writes like a machine": one grouped read for all of them."""
-    monitor = selectors.monitor_overview(dataset)
+    monitor = selectors.monitor_overview(scope)
     typing = typing_flags_by_worker(writer["writer"] for writer in monitor["flagged"])
     for writer in monitor["flagged"]:
         record = typing.get(writer["writer"])

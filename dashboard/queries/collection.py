@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from collection.models import WritingClaim
 from corpus import tallies
-from corpus.models import Dataset, LengthKind, PremiseStatus
-from corpus.selectors import DatasetScope, TeamDatasets, pairs_in, premises_in
+from corpus.models import LengthKind, PremiseStatus
+from corpus.scope import EVERYTHING, Scope
+from corpus.selectors import pairs_in, premises_in
 from crowd.claiming import live_claims
 from validation.models import ValidationClaim
 
@@ -20,16 +21,16 @@ from .imports import recent_corpus_imports, recent_premise_imports
 HOURS_SHOWN = 48
 
 
-def collection_overview(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, Any]:
-    overview = cached("collection", dataset, split, lambda: _collection_overview(dataset, split))
+def collection_overview(scope: Scope = EVERYTHING) -> dict[str, Any]:
+    overview = cached("collection", scope, lambda: _collection_overview(scope))
     # Counted live, never from the cache: the reports page counts it live too, and the two must agree.
-    return {**overview, "held_premises": held_premise_count(dataset, split)}
+    return {**overview, "held_premises": held_premise_count(scope)}
 
 
 @refreshable("collection")
-def _collection_overview(dataset: Dataset | TeamDatasets | None, split: str | None) -> dict[str, Any]:
+def _collection_overview(scope: Scope) -> dict[str, Any]:
     now = timezone.now()
-    rows = genre_split_rows(dataset, split)
+    rows = genre_split_rows(scope)
     totals = {"premises": sum(row["premises"] for row in rows), "pairs": sum(row["pairs"] for row in rows)}
 
     # The live claims first, from the claim tables' indexes of open claims, then their own premises
@@ -38,16 +39,16 @@ def _collection_overview(dataset: Dataset | TeamDatasets | None, split: str | No
     validation = ValidationClaim.objects.filter(live_claims(now)).values_list("pair_id")
     writing_items = [row[0] for row in writing]
     validation_items = [row[0] for row in validation]
-    if dataset is not None or split:
-        writing_items = _among(writing_items, premises_in(dataset, split))
-        validation_items = _among(validation_items, pairs_in(dataset, split))
+    if not scope.is_everything or scope.split:
+        writing_items = _among(writing_items, premises_in(scope))
+        validation_items = _among(validation_items, pairs_in(scope))
 
     return {
         "rows": rows,
         "totals": totals,
         "writing_claims_open": len(writing_items),
         "validation_claims_open": len(validation_items),
-        "hourly": pairs_per_hour(dataset, split, now=now),
+        "hourly": pairs_per_hour(scope, now=now),
     }
 
 
@@ -57,22 +58,22 @@ def _among(items: list[int], scope: QuerySet[Any]) -> list[int]:
     return [item for item in items if item in kept]
 
 
-def held_premise_count(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> int:
+def held_premise_count(scope: Scope = EVERYTHING) -> int:
     """Premises held for a researcher (status held: nobody is asked to write on them). The one
     definition the collection page's tile and the reports page both show, so they cannot disagree."""
-    return premises_in(dataset, split).filter(status=PremiseStatus.HELD).count()
+    return premises_in(scope).filter(status=PremiseStatus.HELD).count()
 
 
 GENRE_SPLIT = ("genre__slug", "genre__name", "genre__is_training", "split")
 
 
-def genre_split_rows(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> list[dict[str, Any]]:
+def genre_split_rows(scope: Scope = EVERYTHING) -> list[dict[str, Any]]:
     """Premises and pairs per genre and split, from the maintained aggregates (corpus.tallies):
     two grouped reads of a few hundred rows, not a join of every premise with its pairs."""
     rows: dict[tuple[Any, ...], dict[str, int]] = {}
-    for *key, n in tallies.length_counts(LengthKind.PREMISE, dataset, split, by=GENRE_SPLIT):
+    for *key, n in tallies.length_counts(LengthKind.PREMISE, scope, by=GENRE_SPLIT):
         rows.setdefault(tuple(key), {"premises": 0, "pairs": 0})["premises"] += n
-    for *key, n in tallies.pair_counts(dataset, split, by=GENRE_SPLIT):
+    for *key, n in tallies.pair_counts(scope, by=GENRE_SPLIT):
         rows.setdefault(tuple(key), {"premises": 0, "pairs": 0})["pairs"] += n
     return [
         {**dict(zip(GENRE_SPLIT, key, strict=False)), **counts}
@@ -84,7 +85,7 @@ def genre_split_rows(dataset: Dataset | TeamDatasets | None = None, split: str |
 MALFORMED_LINES_SHOWN = 5
 
 
-def recent_imports(limit: int = 10, among: DatasetScope = None) -> list[dict[str, Any]]:
+def recent_imports(limit: int = 10, scope: Scope = EVERYTHING) -> list[dict[str, Any]]:
     """The latest premise and corpus imports, newest first, with their progress (read fresh: they
     move) and their first malformed lines, by number and why."""
     rows: list[dict[str, Any]] = [
@@ -101,7 +102,7 @@ def recent_imports(limit: int = 10, among: DatasetScope = None) -> list[dict[str
             "malformed": run.malformed[:MALFORMED_LINES_SHOWN],
             "malformed_count": len(run.malformed),
         }
-        for run in recent_premise_imports(limit, among)
+        for run in recent_premise_imports(limit, scope)
     ] + [
         {
             "kind": "pairs",
@@ -116,14 +117,13 @@ def recent_imports(limit: int = 10, among: DatasetScope = None) -> list[dict[str
             "malformed": [f"line {line}: {why}" for line, why in run.problems[:MALFORMED_LINES_SHOWN]],
             "malformed_count": run.malformed_count,
         }
-        for run in recent_corpus_imports(limit, among)
+        for run in recent_corpus_imports(limit, scope)
     ]
     return sorted(rows, key=lambda row: row["started_at"], reverse=True)[:limit]
 
 
 def pairs_per_hour(
-    dataset: Dataset | TeamDatasets | None = None,
-    split: str | None = None,
+    scope: Scope = EVERYTHING,
     *,
     now: datetime | None = None,
     hours: int = HOURS_SHOWN,
@@ -138,7 +138,7 @@ def pairs_per_hour(
     first_hour = last_hour - timedelta(hours=hours - 1)
     counts = {
         row["hour"]: row["n"]
-        for row in pairs_in(dataset, split)
+        for row in pairs_in(scope)
         .filter(created_at__gte=first_hour, author__isnull=False)
         .annotate(hour=TruncHour("created_at"))
         .values("hour")

@@ -9,23 +9,22 @@ from artifacts import selectors as artifact_selectors
 from corpus import labels as scheme_labels
 from corpus import overlap, tallies
 from corpus.agreement import gold_counts
-from corpus.models import THREE_WAY, Dataset, LengthKind
-from corpus.selectors import TeamDatasets, datasets_outside_scheme, labels_scheme_of_scope
+from corpus.models import THREE_WAY, LengthKind
+from corpus.scope import EVERYTHING, Scope
+from corpus.selectors import datasets_outside_scheme, labels_scheme_of_scope
 from corpus.tallies import spaced_word_count_sql
 
 from ..figure_cache import cached, refreshable
 
 
-def corpus_overview(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, Any]:
-    return cached("corpus", dataset, split, lambda: _corpus_overview(dataset, split))
+def corpus_overview(scope: Scope = EVERYTHING) -> dict[str, Any]:
+    return cached("corpus", scope, lambda: _corpus_overview(scope))
 
 
-def labels_in_scheme(
-    dataset: Dataset | TeamDatasets | None, overview: dict[str, Any]
-) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+def labels_in_scheme(scope: Scope, overview: dict[str, Any]) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
     """(gold, author) [(label, n)] of `corpus_overview` in the dataset's own words: a two-way (or
     ordinal) dataset's entailed / not-entailed, without the labels it has none of."""
-    scheme = dataset.label_scheme if isinstance(dataset, Dataset) else None
+    scheme = scope.one.label_scheme if scope.one is not None else None
     return _in_scheme(scheme, overview["gold"]), _in_scheme(scheme, overview["author"])
 
 
@@ -52,13 +51,13 @@ def histogram_summary(histogram: dict[int, int]) -> dict[str, Any]:
     }
 
 
-def edit_relations(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, int]:
+def edit_relations(scope: Scope = EVERYTHING) -> dict[str, int]:
     """Hypothesis–premise relations (corpus.overlap) of every pair in scope, from the maintained
     aggregates: each writer tallies its pairs' relations as it inserts them (kind relation, the
     bit mask of corpus.overlap), so the page compares no words and reads no pair."""
     counts = dict.fromkeys(overlap.RELATION_BITS, 0)
     total = 0
-    for mask, n in tallies.length_counts(LengthKind.RELATION, dataset, split):
+    for mask, n in tallies.length_counts(LengthKind.RELATION, scope):
         total += n
         for name, bit in overlap.RELATION_BITS.items():
             if mask & bit:
@@ -67,13 +66,13 @@ def edit_relations(dataset: Dataset | TeamDatasets | None = None, split: str | N
 
 
 @refreshable("corpus")
-def _corpus_overview(dataset: Dataset | TeamDatasets | None, split: str | None) -> dict[str, Any]:
+def _corpus_overview(scope: Scope) -> dict[str, Any]:
     """No scan: every figure is summed from the maintained aggregates (corpus.tallies), premises
     by (genre, length), pairs by length, by author label and by edit relations; the gold labels
     are `corpus.agreement.gold_counts`, the one reader of them (the tallies and the few
     adjudicated pairs)."""
     labels = [label.value for label in THREE_WAY]
-    premise_rows = tallies.length_counts(LengthKind.PREMISE, dataset, split, by=("genre__slug", "genre__name", "words"))
+    premise_rows = tallies.length_counts(LengthKind.PREMISE, scope, by=("genre__slug", "genre__name", "words"))
     premise_lengths: dict[int, int] = {}
     genres: dict[str, dict[str, Any]] = {}
     for slug, name, words, n in premise_rows:
@@ -82,33 +81,33 @@ def _corpus_overview(dataset: Dataset | TeamDatasets | None, split: str | None) 
         genre["premises"] += n
         genre["words"] += words * n
     per_genre = [{**genre, "mean_words": genre["words"] / genre["premises"]} for _, genre in sorted(genres.items())]
-    hypothesis_lengths: dict[int, int] = dict(tallies.length_counts(LengthKind.HYPOTHESIS, dataset, split))
+    hypothesis_lengths: dict[int, int] = dict(tallies.length_counts(LengthKind.HYPOTHESIS, scope))
     # The gold labels as every page shows them, researchers' decisions and retired pairs included.
-    gold = gold_counts(dataset, split)
+    gold = gold_counts(scope)
     author = dict.fromkeys(labels, 0)
     # Every dataset: the three-way ones; a two-way dataset's "not-entailed" is stored as neutral.
-    in_scheme = labels_scheme_of_scope(dataset)
-    for author_label, n in tallies.pair_counts(dataset, split, by=("author_label",), scheme=in_scheme):
+    in_scheme = labels_scheme_of_scope(scope)
+    for author_label, n in tallies.pair_counts(scope, by=("author_label",), scheme=in_scheme):
         author[author_label] = author.get(author_label, 0) + n
     return {
         "gold": list(gold.items()),
         "author": list(author.items()),
-        "labels_left_out": datasets_outside_scheme(in_scheme, dataset) if in_scheme else [],
+        "labels_left_out": datasets_outside_scheme(in_scheme, scope) if in_scheme else [],
         "per_genre": per_genre,
         "premise_lengths": premise_lengths,
         "hypothesis_lengths": hypothesis_lengths,
         "premise_summary": histogram_summary(premise_lengths),
         "hypothesis_summary": histogram_summary(hypothesis_lengths),
-        "relations": edit_relations(dataset, split),
+        "relations": edit_relations(scope),
     }
 
 
-def phenomenon_tags(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, Any]:
+def phenomenon_tags(scope: Scope = EVERYTHING) -> dict[str, Any]:
     """The phenomenon-tag figures of the corpus page (artifacts.selectors.tag_figures: summed from
     the maintained tag tally, no tag is read), through the figure cache as the other figures."""
-    return cached("tags", dataset, split, lambda: _phenomenon_tags(dataset, split))
+    return cached("tags", scope, lambda: _phenomenon_tags(scope))
 
 
 @refreshable("tags")
-def _phenomenon_tags(dataset: Dataset | TeamDatasets | None, split: str | None) -> dict[str, Any]:
-    return artifact_selectors.tag_figures(dataset, split)
+def _phenomenon_tags(scope: Scope) -> dict[str, Any]:
+    return artifact_selectors.tag_figures(scope)

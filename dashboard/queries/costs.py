@@ -25,8 +25,9 @@ from django.db.models.functions import Coalesce
 
 from collection.models import HypothesisTally
 from corpus.gold import gold_from_votes
-from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pair, PairTally
-from corpus.selectors import TeamDatasets, genre_names, in_datasets
+from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Pair, PairTally
+from corpus.scope import EVERYTHING, Scope
+from corpus.selectors import genre_names
 from corpus.tallies import scoped, summed
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, TaskKind
@@ -175,7 +176,7 @@ def sum_of_amounts(which: Q) -> Coalesce:
     return Coalesce(Sum("amount", filter=which), zero)
 
 
-def _studies(dataset: Dataset | TeamDatasets | None) -> dict[int, StudyCost]:
+def _studies(scope: Scope) -> dict[int, StudyCost]:
     """Statements 1 and 2: each study with its tasks done (paid or payable apart from held), and the
     ledger's bonuses by study and currency (paid, owed, held)."""
     studies = Study.objects.select_related("dataset").annotate(
@@ -183,8 +184,8 @@ def _studies(dataset: Dataset | TeamDatasets | None) -> dict[int, StudyCost]:
         held_tasks=Coalesce(Sum("sessions__tasks_done", filter=hold_waits("sessions__")), 0),
     )
     entries = BonusEntry.objects.all()
-    studies = in_datasets(studies, dataset)
-    entries = in_datasets(entries, dataset, via="study__dataset")
+    studies = scope.filter(studies)
+    entries = scope.filter(entries, via="study__dataset")
     bonuses = (
         entries.values("study_id", "currency")
         .annotate(
@@ -217,7 +218,7 @@ def _studies(dataset: Dataset | TeamDatasets | None) -> dict[int, StudyCost]:
 
 
 @refreshable("costs-rows")
-def _grouped_rows(dataset: Dataset | TeamDatasets | None, split: str | None = None) -> dict[str, list[Row]]:
+def _grouped_rows(scope: Scope) -> dict[str, list[Row]]:
     """Statements 3 to 7: the grouped counts the page prices (independent of any study's payment),
     each a sum of maintained tally rows (a few hundred whatever the corpus's size) but for the
     adjudicated pairs' correction, which reads those pairs only."""
@@ -227,15 +228,15 @@ def _grouped_rows(dataset: Dataset | TeamDatasets | None, split: str | None = No
     keys = ("study_session__study_id", "pair__premise__split", "pair__premise__genre__slug", "n")
     bought: list[Row] = [
         dict(zip(keys, row, strict=True))
-        for row in summed(scoped(BoughtLabelTally, dataset), ("study_id", "split", "genre__slug"))
+        for row in summed(scoped(BoughtLabelTally, scope), ("study_id", "split", "genre__slug"))
     ]
     # Statement 4: hypotheses written in a study (a submitted writing claim's pairs by its worker),
     # from the count the writing submit and the adversarial finish maintain (collection.hypothesis_tally).
     keys = ("study_id", "split", "genre__slug", "n")
     written: list[Row] = [
-        dict(zip(keys, row, strict=True)) for row in summed(scoped(HypothesisTally, dataset), keys[:-1])
+        dict(zip(keys, row, strict=True)) for row in summed(scoped(HypothesisTally, scope), keys[:-1])
     ]
-    outcomes, pool = _outcome_rows(dataset), _pool_rows(dataset)
+    outcomes, pool = _outcome_rows(scope), _pool_rows(scope)
     return {"bought": bought, "written": written, "outcomes": outcomes, "pool": pool}
 
 
@@ -243,7 +244,7 @@ CREDITED_BY = ("study_id", "split", "genre__slug", *cost_tally.STATE)
 OUTCOMES = ("gold", "saved", "finished", "finished_labels")
 
 
-def _outcome_rows(dataset: Dataset | TeamDatasets | None) -> list[Row]:
+def _outcome_rows(scope: Scope) -> list[Row]:
     """Statements 5 and 6: pairs validated in a study, credited to the study of their latest label,
     by study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels.
 
@@ -253,7 +254,7 @@ def _outcome_rows(dataset: Dataset | TeamDatasets | None) -> list[Row]:
     count under their decided gold instead (`_adjudicated_gold`)."""
     rows: dict[tuple[Any, ...], dict[str, int]] = {}
     for study_id, split, genre, count, e, nu, c, imported, stopped, n in summed(
-        scoped(CreditedPairTally, dataset), CREDITED_BY
+        scoped(CreditedPairTally, scope), CREDITED_BY
     ):
         row = rows.setdefault((study_id, split, genre), dict.fromkeys(OUTCOMES, 0))
         if gold_from_votes(e, nu, c, imported) != NO_GOLD:
@@ -263,7 +264,7 @@ def _outcome_rows(dataset: Dataset | TeamDatasets | None) -> list[Row]:
         if stopped or count >= LABELS_PER_PAIR:
             row["finished"] += n
             row["finished_labels"] += (count - AUTHOR_POSITION) * n
-    for key, moved in _adjudicated_gold(dataset).items():
+    for key, moved in _adjudicated_gold(scope).items():
         rows.setdefault(key, dict.fromkeys(OUTCOMES, 0))["gold"] += moved
     # The rows keep the shape the figure cache has always held.
     return [
@@ -272,7 +273,7 @@ def _outcome_rows(dataset: Dataset | TeamDatasets | None) -> list[Row]:
     ]
 
 
-def _adjudicated_gold(dataset: Dataset | TeamDatasets | None) -> dict[tuple[Any, ...], int]:
+def _adjudicated_gold(scope: Scope) -> dict[tuple[Any, ...], int]:
     """{(study, split, genre): gold labels gained} of the credited pairs a decision gave a gold the
     rule did not (or took one away, negative): statement 6, over the adjudicated pairs only, each
     with the study its credited claim names."""
@@ -280,7 +281,7 @@ def _adjudicated_gold(dataset: Dataset | TeamDatasets | None) -> dict[tuple[Any,
         credits.countable().filter(credited=True, pair=OuterRef("pk")).order_by().values("study_session__study_id")
     )
     adjudicated = (
-        in_datasets(Pair.objects.exclude(adjudicated_label=""), dataset)
+        scope.filter(Pair.objects.exclude(adjudicated_label=""))
         .annotate(study_id=Subquery(credited[:1]))
         .filter(study_id__isnull=False)
         .values_list("study_id", "premise__split", "premise__genre__slug", "gold_label", *cost_tally.STATE[1:5])
@@ -294,19 +295,18 @@ def _adjudicated_gold(dataset: Dataset | TeamDatasets | None) -> dict[tuple[Any,
     return moved
 
 
-def _pool_rows(dataset: Dataset | TeamDatasets | None) -> list[Row]:
+def _pool_rows(scope: Scope) -> list[Row]:
     """Statement 7: the pool still to validate, by split, genre and labels so far: the pair tally's
     queued pairs (`needs_validation`, not stopped) with fewer than five labels."""
-    pool = scoped(PairTally, dataset).filter(
-        needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
-    )
+    pool = scoped(PairTally, scope).filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
     keys = ("premise__split", "premise__genre__slug", "label_count", "n")
     return [dict(zip(keys, row, strict=True)) for row in summed(pool, ("split", "genre__slug", "label_count"))]
 
 
-def cost_overview(dataset: Dataset | TeamDatasets | None = None) -> dict[str, Any]:
-    """Everything the cost page shows, for one dataset or all (six statements; four cached)."""
-    studies = _studies(dataset)
+def cost_overview(scope: Scope = EVERYTHING) -> dict[str, Any]:
+    """Everything the cost page shows, for one dataset or all, every split (six statements; four cached)."""
+    scope = scope.whole()
+    studies = _studies(scope)
     groups: dict[tuple[str, str], GroupCost] = {}
 
     # Read once for every row (the page's genre_name filter asked the cache once a row).
@@ -318,7 +318,7 @@ def cost_overview(dataset: Dataset | TeamDatasets | None = None) -> dict[str, An
             groups[key] = GroupCost(split=key[0], genre=key[1], genre_name=names.get(key[1], key[1]))
         return groups[key]
 
-    rows = cached("costs-rows", dataset, None, lambda: _grouped_rows(dataset))
+    rows = cached("costs-rows", scope, lambda: _grouped_rows(scope))
     bought, written = rows["bought"], rows["written"]
     for row in bought:
         if row["study_session__study_id"] in studies:

@@ -11,7 +11,7 @@ from artifacts.models import TaggingJob
 from collection.models import PremiseImport
 from corpus import tallies
 from corpus.models import Dataset, ImportStatus, PairTally, Premise, PremiseStatus, Split
-from corpus.selectors import DatasetScope, TeamDatasets, in_datasets
+from corpus.scope import EVERYTHING, Scope
 from importers.models import CorpusImport
 from modeling.models import Snapshot
 from quality.models import AggregationRun
@@ -24,8 +24,8 @@ RUNNING_NAMED = 3
 Run = TypeVar("Run", PremiseImport, CorpusImport)
 
 
-def datasets_with_unassigned(among: DatasetScope = None) -> list[Dataset]:
-    """The datasets of `among` (a team's; None: every dataset), by slug, each with `unassigned`:
+def datasets_with_unassigned(scope: Scope = EVERYTHING) -> list[Dataset]:
+    """The datasets of `scope` (a team's, or every dataset), by slug, each with `unassigned`:
     its available premises that have no split yet (a writing study serves none of them; the
     imports page's "Assign splits" gives them one). One statement: each dataset's count is read
     from the index `premise_claimable` (dataset, status, split), sized by the premises waiting,
@@ -37,9 +37,7 @@ def datasets_with_unassigned(among: DatasetScope = None) -> list[Dataset]:
         .annotate(n=Count("pk"))
         .values("n")
     )
-    rows = among.datasets() if isinstance(among, TeamDatasets) else Dataset.objects.all()
-    if isinstance(among, Dataset):
-        rows = rows.filter(pk=among.pk)
+    rows = scope.datasets()
     return list(rows.annotate(unassigned=Coalesce(Subquery(waiting), 0)).order_by("slug"))
 
 
@@ -67,37 +65,37 @@ def validation_marking(user: Any) -> list[dict[str, Any]]:
     ]
 
 
-def recent_premise_imports(limit: int = IMPORTS_SHOWN, among: DatasetScope = None) -> list[PremiseImport]:
-    """The latest premise imports (into the datasets of `among`, a team's; None: every import)."""
-    imports = in_datasets(PremiseImport.objects.all(), among)
+def recent_premise_imports(limit: int = IMPORTS_SHOWN, scope: Scope = EVERYTHING) -> list[PremiseImport]:
+    """The latest premise imports (into the datasets of `scope`, a team's, or every import)."""
+    imports = scope.filter(PremiseImport.objects.all())
     runs = list(imports.select_related("dataset", "genre").order_by("-started_at", "-pk")[:limit])
-    return with_waiting(runs, among)
+    return with_waiting(runs, scope)
 
 
-def recent_corpus_imports(limit: int = IMPORTS_SHOWN, among: DatasetScope = None) -> list[CorpusImport]:
-    """The latest pair imports (into the datasets of `among`, a team's; None: every import)."""
-    imports = in_datasets(CorpusImport.objects.all(), among)
+def recent_corpus_imports(limit: int = IMPORTS_SHOWN, scope: Scope = EVERYTHING) -> list[CorpusImport]:
+    """The latest pair imports (into the datasets of `scope`, a team's, or every import)."""
+    imports = scope.filter(CorpusImport.objects.all())
     runs = list(imports.select_related("dataset").order_by("-started_at", "-pk")[:limit])
-    return with_waiting(runs, among)
+    return with_waiting(runs, scope)
 
 
-def imports_by_id(kind: str, ids: list[int], among: DatasetScope = None) -> list[PremiseImport] | list[CorpusImport]:
-    """The imports named by id that went into the datasets of `among` (a team's; None: every
+def imports_by_id(kind: str, ids: list[int], scope: Scope = EVERYTHING) -> list[PremiseImport] | list[CorpusImport]:
+    """The imports named by id that went into the datasets of `scope` (a team's, or every
     import): another team's id is left out as an unknown one."""
     if kind == "premises":
-        premises = in_datasets(PremiseImport.objects.filter(pk__in=ids), among)
-        return with_waiting(list(premises.select_related("dataset", "genre")), among)
-    corpus = in_datasets(CorpusImport.objects.filter(pk__in=ids), among)
-    return with_waiting(list(corpus.select_related("dataset")), among)
+        premises = scope.filter(PremiseImport.objects.filter(pk__in=ids))
+        return with_waiting(list(premises.select_related("dataset", "genre")), scope)
+    corpus = scope.filter(CorpusImport.objects.filter(pk__in=ids))
+    return with_waiting(list(corpus.select_related("dataset")), scope)
 
 
-def running_jobs(among: DatasetScope = None) -> list[str]:
+def running_jobs(scope: Scope = EVERYTHING) -> list[str]:
     """The long tasks the Celery workers are running now, oldest first, as a researcher names them
-    (an import's file named only when it goes into a dataset of `among`, the user's teams': None,
+    (an import's file named only when it goes into a dataset of `scope`, the user's teams', or
     every dataset; another team's import is named by its number alone)."""
     jobs = [
-        *((run.started_at, _import_name("premise", run, among)) for run in _running(PremiseImport, "dataset")),
-        *((run.started_at, _import_name("corpus", run, among)) for run in _running(CorpusImport, "dataset")),
+        *((run.started_at, _import_name("premise", run, scope)) for run in _running(PremiseImport, "dataset")),
+        *((run.started_at, _import_name("corpus", run, scope)) for run in _running(CorpusImport, "dataset")),
         *((row.started_at, f"snapshot #{row.pk} (export)") for row in _running(Snapshot)),
         *((row.started_at, f"aggregation run #{row.pk}") for row in _running(AggregationRun)),
         *((row.created_at, f"tagging job #{row.pk}") for row in _running(TaggingJob)),
@@ -105,11 +103,11 @@ def running_jobs(among: DatasetScope = None) -> list[str]:
     return [name for _, name in sorted(jobs, key=lambda job: (job[0] is None, job[0] or 0))]
 
 
-def _import_name(kind: str, run: PremiseImport | CorpusImport, among: DatasetScope) -> str:
-    if isinstance(among, TeamDatasets):
-        shown = run.dataset.team_id in among.teams
+def _import_name(kind: str, run: PremiseImport | CorpusImport, scope: Scope) -> str:
+    if scope.teams is not None:
+        shown = run.dataset.team_id in scope.teams
     else:
-        shown = among is None or run.dataset_id == among.pk
+        shown = scope.dataset is None or run.dataset_id == scope.dataset.pk
     return f"{kind} import #{run.pk} ({run.source})" if shown else f"{kind} import #{run.pk}"
 
 
@@ -129,12 +127,12 @@ def waiting_text(running: Sequence[str]) -> str:
     return f"waiting for a Celery worker; running now: {named}{more}"
 
 
-def with_waiting(runs: list[Run], among: DatasetScope = None) -> list[Run]:
+def with_waiting(runs: list[Run], scope: Scope = EVERYTHING) -> list[Run]:
     """`runs`, each queued one with `waiting` (what it waits for; other teams' imports than those
-    of `among` by number only); read once for the whole list."""
+    of `scope` by number only); read once for the whole list."""
     queued = [run for run in runs if run.status == ImportStatus.QUEUED]
     if queued:
-        text = waiting_text(running_jobs(among))
+        text = waiting_text(running_jobs(scope))
         for run in queued:
             run.waiting = text  # type: ignore[attr-defined]
     return runs

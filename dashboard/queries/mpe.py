@@ -3,18 +3,19 @@
 from typing import Any
 
 from corpus.models import Dataset, ItemKind, Pair
-from corpus.selectors import TeamDatasets, adjudication_queue
+from corpus.scope import EVERYTHING, Scope
+from corpus.selectors import adjudication_queue
 
 OVERLAP_SHOWN = 20
 
 
-def multi_premise_datasets(chosen: Dataset | TeamDatasets | None = None) -> list[Dataset]:
-    """The chosen dataset when it holds multi-premise items, else every such dataset (of the teams
-    of a `TeamDatasets`)."""
-    if isinstance(chosen, Dataset):
+def multi_premise_datasets(scope: Scope = EVERYTHING) -> list[Dataset]:
+    """The chosen dataset when it holds multi-premise items, else every such dataset of the scope
+    (of some teams, or every one)."""
+    chosen = scope.one
+    if chosen is not None:
         return [chosen] if chosen.item_kind == ItemKind.MULTI_PREMISE else []
-    among = chosen.datasets() if chosen is not None else Dataset.objects.all()
-    return list(among.filter(item_kind=ItemKind.MULTI_PREMISE))
+    return list(scope.datasets().filter(item_kind=ItemKind.MULTI_PREMISE))
 
 
 def highest_overlap(dataset: Dataset, *, limit: int = OVERLAP_SHOWN) -> list[Pair]:
@@ -31,7 +32,7 @@ def multi_premise_item(pair_id: int | str) -> Pair | None:
 
 def adjudication_reason(pair: Pair) -> str:
     """Why the item is in the adjudication queue ("" when it is not)."""
-    queued = adjudication_queue(pair.dataset, pending_only=False).filter(pk=pair.pk).first()
+    queued = adjudication_queue(Scope.of_dataset(pair.dataset), pending_only=False).filter(pk=pair.pk).first()
     # An annotation of the queue, which the stubs do not see on Pair.
     return str(getattr(queued, "adjudication_reason", "")) if queued else ""
 

@@ -8,8 +8,8 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db.models import Q
 
-from corpus.models import Dataset, Pair, Worker
-from corpus.selectors import TeamDatasets, in_datasets
+from corpus.models import Pair, Worker
+from corpus.scope import EVERYTHING, Scope
 from crowd.models import Study, StudySession
 from crowd.selectors import worker_marks
 from quality import flag_rows
@@ -28,62 +28,60 @@ def reference_label(pair: Pair | None) -> ReferenceLabel | None:
     return ReferenceLabel.objects.filter(pair=pair).first() if pair else None
 
 
-def recent_catch_trials(
-    among: Dataset | TeamDatasets | None = None, *, limit: int = CATCH_TRIALS_SHOWN
-) -> list[ReferenceLabel]:
-    """The latest catch trials (of the pairs of `among`, a team's datasets; None: every one)."""
-    catch_trials = in_datasets(ReferenceLabel.objects.filter(is_catch_trial=True), among, via="pair__dataset")
+def recent_catch_trials(scope: Scope = EVERYTHING, *, limit: int = CATCH_TRIALS_SHOWN) -> list[ReferenceLabel]:
+    """The latest catch trials (of the pairs of `scope`, a team's datasets, or every one)."""
+    catch_trials = scope.filter(ReferenceLabel.objects.filter(is_catch_trial=True), via="pair__dataset")
     return list(catch_trials.select_related("pair").order_by("-updated_at")[:limit])
 
 
 @refreshable("worker-flag-rows")
-def _recompute_flag_rows(dataset: Dataset | TeamDatasets | None, split: str | None = None) -> datetime:
-    return flag_rows.recompute(dataset)
+def _recompute_flag_rows(scope: Scope) -> datetime:
+    return flag_rows.recompute(scope)
 
 
-def worker_flags_as_of(dataset: Dataset | TeamDatasets | None) -> datetime:
+def worker_flags_as_of(scope: Scope) -> datetime:
     """When the maintained worker-flag rows of the scope (`quality.flag_rows`) were computed, after
     making sure they are there: a scope never computed is computed now, once; rows older than the
     figure cache's interval, or than an exclusion or a decision (`figure_cache.figures_changed_at`),
     are recomputed now on a small corpus and by a task on a large one (the page shows them, and
-    how old they are, meanwhile). New labels queue their own refresh (`flag_rows.labels_moved`)."""
-    at = flag_rows.computed_at(dataset)
+    how old they are, meanwhile). New labels queue their own refresh (`flag_rows.labels_moved`).
+    The rows are of every split of the scope's datasets."""
+    scope = scope.whole()
+    at = flag_rows.computed_at(scope)
     if at is not None and at.timestamp() >= figures_changed_at() and time.time() - at.timestamp() < cache_seconds():
         return at
     # Asked on a first load too, so it reads the statements a later one does.
     large = corpus_is_large()
     if at is not None and large:
-        schedule_refresh("worker-flag-rows", dataset, None)
+        schedule_refresh("worker-flag-rows", scope)
         return at
-    return flag_rows.recompute(dataset)
+    return flag_rows.recompute(scope)
 
 
-def worker_quality_page(
-    dataset: Dataset | TeamDatasets | None, number: str | int | None, per_page: int
-) -> tuple[Page[WorkerQuality], datetime]:
+def worker_quality_page(scope: Scope, number: str | int | None, per_page: int) -> tuple[Page[WorkerQuality], datetime]:
     """One page of `worker_quality`'s rows (flagged first, then by labels given) from the
     maintained rows: the page's rows and their count, whatever the crowd's size; and when they
     were computed."""
-    as_of = worker_flags_as_of(dataset)
-    page: Page[Any] = Paginator(flag_rows.rows_of(dataset), per_page).get_page(number)
+    as_of = worker_flags_as_of(scope)
+    page: Page[Any] = Paginator(flag_rows.rows_of(scope), per_page).get_page(number)
     page.object_list = flag_rows.as_quality(page.object_list)  # the slice read, as the rows it was
     return page, as_of
 
 
-def flagged_workers(datasets: Dataset | TeamDatasets | None = None) -> list[int]:
-    """The workers the quality checks flag on the labels of `datasets` (a user's teams' datasets;
-    None: every dataset), as the workers page of the same scope shows them: another team's labels
+def flagged_workers(scope: Scope = EVERYTHING) -> list[int]:
+    """The workers the quality checks flag on the labels of `scope` (a user's teams' datasets,
+    or every dataset), as the workers page of the same scope shows them: another team's labels
     never flag a worker on this team's pages. Read from the scope's maintained row of flagged ids."""
-    return flagged_workers_as_of(datasets)[0]
+    return flagged_workers_as_of(scope)[0]
 
 
-def flagged_workers_as_of(datasets: Dataset | TeamDatasets | None = None) -> tuple[list[int], datetime, int]:
+def flagged_workers_as_of(scope: Scope = EVERYTHING) -> tuple[list[int], datetime, int]:
     """`flagged_workers`, when they were computed (the page says so) and how many pairs they had
     labelled then (`quality.flag_rows.pairs_labelled_by`: the flagged queue's count before decisions)."""
-    as_of = worker_flags_as_of(datasets)
-    flagged, pairs = flag_rows.flagged_with_pairs(datasets) or ([], None)
+    as_of = worker_flags_as_of(scope)
+    flagged, pairs = flag_rows.flagged_with_pairs(scope) or ([], None)
     if pairs is None:  # the first page since the rows were computed counts them, once
-        pairs = flag_rows.count_flagged_pairs(datasets, flagged, as_of)
+        pairs = flag_rows.count_flagged_pairs(scope, flagged, as_of)
     return flagged, as_of, pairs
 
 
@@ -93,14 +91,14 @@ def bonus_marks(worker_ids: Iterable[int], *, team_id: int | None) -> dict[int, 
     these workers only, not computed afresh for each bonus page."""
 
     def flagged(ids: list[int]) -> dict[int, list[str]]:
-        return flag_rows.flag_marks_of(ids, None)
+        return flag_rows.flag_marks_of(ids)
 
     return worker_marks(worker_ids, team_id=team_id, flagged=flagged)
 
 
 def bonus_flags_as_of() -> datetime:
     """When the flags the bonus page marks were computed (every dataset's rows), made sure of."""
-    return worker_flags_as_of(None)
+    return worker_flags_as_of(EVERYTHING)
 
 
 def catch_pools_of_active_studies(user: Any, action: str) -> list[dict[str, Any]]:

@@ -1,7 +1,6 @@
 """The workers page: each worker's output, agreement with gold and median seconds per writing task."""
 
-from corpus.models import Dataset
-from corpus.selectors import TeamDatasets
+from corpus.scope import EVERYTHING, Scope
 
 from ..worker_table import DEFAULT_SORT, SORTABLE, WorkerTable, table_as_of
 
@@ -9,12 +8,10 @@ from ..worker_table import DEFAULT_SORT, SORTABLE, WorkerTable, table_as_of
 WORKER_COLUMNS = SORTABLE
 
 
-def workers_overview(
-    dataset: Dataset | TeamDatasets | None = None, split: str | None = None, *, sort: str = DEFAULT_SORT
-) -> tuple[WorkerTable, str]:
+def workers_overview(scope: Scope = EVERYTHING, *, sort: str = DEFAULT_SORT) -> tuple[WorkerTable, str]:
     """The workers table of a scope and split in the asked order (the sort it is: an unknown one is
     the default), read from the maintained rows (`dashboard.worker_table`) as a paginator asks:
     a count and the page's rows, sorted in SQL."""
-    scope_id, _ = table_as_of(dataset, split)
+    scope_id, _ = table_as_of(scope)
     table = WorkerTable(scope_id, sort)
     return table, table.sort

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from django import template
 
 from artifacts import selectors
+from corpus.scope import EVERYTHING
 from dashboard.queries import artifacts as artifact_queries
 from dashboard.queries import corpus as corpus_queries
 
@@ -21,7 +22,7 @@ register = template.Library()
 @register.inclusion_tag("artifacts/_tags_section.html")
 def phenomenon_tags_section(scope: "Scope | None") -> dict[str, Any]:
     return {
-        "figures": corpus_queries.phenomenon_tags(scope.within if scope else None, scope.split if scope else None),
+        "figures": corpus_queries.phenomenon_tags(scope.within if scope else EVERYTHING),
         "scope": scope,
     }
 
@@ -49,4 +50,4 @@ def run_artifacts_section(run: "TrainingRun") -> dict[str, Any]:
 
 @register.inclusion_tag("artifacts/_monitor_section.html")
 def artifact_monitor_section(scope: "Scope | None") -> dict[str, Any]:
-    return {"monitor": artifact_queries.monitor_overview(scope.within if scope else None), "scope": scope}
+    return {"monitor": artifact_queries.monitor_overview(scope.within if scope else EVERYTHING), "scope": scope}

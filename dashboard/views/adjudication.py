@@ -31,8 +31,8 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
     include_decided = request.GET.get("decided") == "1"
     # The teams' labels only; read once (and kept a few seconds), for the queue and every count.
     flagged, flags_as_of, flagged_pairs = flagged_workers_as_of(scope.teams_within)
-    pairs = adjudication.queue(scope.within, scope.split, slug, include_decided=include_decided, flagged=flagged)
-    decisions = adjudication.recent_decisions(scope.within, scope.split)
+    pairs = adjudication.queue(scope.within, slug, include_decided=include_decided, flagged=flagged)
+    decisions = adjudication.recent_decisions(scope.within)
     page = int(request.GET["page"]) if request.GET.get("page", "").isdigit() and int(request.GET["page"]) > 0 else 1
     first = (page - 1) * QUEUE_SHOWN
     shown = list(pairs[first : first + QUEUE_SHOWN + 1])  # one more: is there a next page?
@@ -43,7 +43,7 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
         scope,
         filters=filters,
         current=adjudication.FILTER_BY_SLUG[slug],
-        counts=adjudication.queue_counts(scope.within, scope.split, flagged=flagged, flagged_pairs=flagged_pairs),
+        counts=adjudication.queue_counts(scope.within, flagged=flagged, flagged_pairs=flagged_pairs),
         pairs=shown[:QUEUE_SHOWN],
         page=page,
         first_shown=first + 1,
@@ -52,7 +52,7 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
         include_decided=include_decided,
         flags_as_of=flags_as_of,  # when the flagged workers were computed (the maintained rows)
         labels=LABELS,
-        effect=adjudication.before_and_after(scope.within, scope.split),
+        effect=adjudication.before_and_after(scope.within),
         decisions=decisions,
         last_decision=adjudication.last_undoable(decisions, request.session.get(LAST_DECISION)),
     )

@@ -10,6 +10,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from base.long_tasks import JobStatus
+from corpus.scope import Scope as CorpusScope
 from corpus.selectors import excluded_workers
 from dashboard.queries import runs as queries
 from dashboard.queries.common import datasets as all_datasets
@@ -91,6 +92,6 @@ def aggregation_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
         method_figures=method_figures,
         page=page,
         workers=aggregation_runs.ranked_workers(run, method, limit=WORKERS_SHOWN),
-        excluded=excluded_workers(run.dataset),  # by the run's dataset's team
+        excluded=excluded_workers(CorpusScope.of_dataset(run.dataset)),  # by the run's dataset's team
         skill_meaning=run.figures.get(method, {}).get("skill_meaning", ""),
     )

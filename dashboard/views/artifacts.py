@@ -42,7 +42,6 @@ def artifacts(request: HttpRequest) -> HttpResponseBase:
         data = form.cleaned_data if request.GET else {}
         listing = queries.giveaway_words(
             scope.within,
-            scope.split,
             genre=data.get("genre"),
             worker=data.get("worker"),
             min_count=data.get("min_count"),

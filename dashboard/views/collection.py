@@ -10,7 +10,7 @@ from .common import Scope, render_page, researcher_required
 @researcher_required
 def collection(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
-    overview = queries.collection_overview(scope.within, scope.split)
+    overview = queries.collection_overview(scope.within)
     held_filter = "status__exact=held" + (f"&dataset__id__exact={scope.dataset.pk}" if scope.dataset else "")
     return render_page(
         request,
@@ -21,5 +21,5 @@ def collection(request: HttpRequest) -> HttpResponseBase:
         hourly_chart=charts.url("hourly", overview["hourly"], scope.query()),
         pairs_last_48h=sum(n for _, n in overview["hourly"]),
         held_filter=held_filter,
-        imports=queries.recent_imports(among=scope.within),
+        imports=queries.recent_imports(scope=scope.within),
     )

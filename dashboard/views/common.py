@@ -16,7 +16,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from base.authenticated import AuthenticatedRequest
 from base.permissions import is_researcher
 from corpus.models import Split
-from corpus.selectors import figures_of
+from corpus.scope import Scope as CorpusScope
 from dashboard.queries.common import datasets
 from teams import access
 
@@ -84,15 +84,16 @@ class Scope:
         self.datasets = access.in_teams(datasets(), self.teams)
         slug = params.get("dataset", "")
         self.dataset = next((d for d in self.datasets if d.slug == slug), None)
-        # What the page's figures add up: the dataset chosen, else every dataset of the user's teams.
-        self.within = figures_of(self.dataset, self.teams)
-        # Every dataset of the user's teams, a dataset chosen or not: figures of shared workers
-        # that are not kept per dataset (typing, copies) are of the teams' studies and pairs.
-        self.teams_within = figures_of(None, self.teams)
         split = params.get("split", "")
         self.with_split = with_split
         self.splits = [choice.value for choice in Split]
         self.split = split if with_split and split in self.splits else None
+        # What the page's figures add up, built once for every selector the page asks: the dataset
+        # chosen, else every dataset of the user's teams; and the page's split.
+        self.within = CorpusScope.figures_of(self.dataset, self.teams, self.split)
+        # Every dataset of the user's teams, a dataset chosen or not, every split: figures of shared
+        # workers that are not kept per dataset (typing, copies) are of the teams' studies and pairs.
+        self.teams_within = CorpusScope.of_teams(self.teams)
         # A page whose scope has no split reads `split` as a filter of its own, and says what it ignores.
         checked = ((slug, self.dataset), (split, self.split)) if with_split else ((slug, self.dataset),)
         self.unknown = [value for value, known in checked if value and not known]

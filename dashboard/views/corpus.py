@@ -10,7 +10,7 @@ from .common import Scope, render_page, researcher_required
 @researcher_required
 def corpus(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
-    overview = queries.corpus_overview(scope.within, scope.split)
+    overview = queries.corpus_overview(scope.within)
     # A two-way (or ordinal) dataset's labels in its own words: entailed / not-entailed.
     gold, author_counts = queries.labels_in_scheme(scope.within, overview)
     lengths = [overview["premise_lengths"], overview["hypothesis_lengths"]]

@@ -18,7 +18,7 @@ from collection.models import PremiseImport
 from collection.premise_import import PremiseImportError, queue_premise_upload
 from collection.splits import SplitAssignmentError, assign_splits
 from corpus.models import Split
-from corpus.selectors import DatasetScope, figures_of
+from corpus.scope import Scope
 from dashboard.queries import imports as queries
 from dashboard.queries.common import dataset as dataset_named
 from dashboard.queries.common import genres as all_genres
@@ -96,8 +96,8 @@ def imports(request: HttpRequest) -> HttpResponseBase:
         premise_formats=PREMISE_FORMATS,
         splits=Split.values,
         upload_limit=readable_size(settings.UPLOAD_MAX_BYTES),
-        premise_imports=queries.recent_premise_imports(among=among),
-        corpus_imports=queries.recent_corpus_imports(among=among),
+        premise_imports=queries.recent_premise_imports(scope=among),
+        corpus_imports=queries.recent_corpus_imports(scope=among),
         embedded_queue=embedded_queue(),
         validation_marking=queries.validation_marking(request.user),
     )
@@ -109,14 +109,14 @@ def imports_progress(request: HttpRequest, kind: str) -> HttpResponseBase:
     """Live progress for one list of imports: the rows re-rendered, as the snapshot list does."""
     if kind not in ROW_TEMPLATES:
         return JsonResponse({"detail": f"unknown kind {kind!r}; one of {', '.join(ROW_TEMPLATES)}"}, status=400)
-    rows = queries.imports_by_id(kind, polled_ids(request), among=_teams_datasets(request))
+    rows = queries.imports_by_id(kind, polled_ids(request), scope=_teams_datasets(request))
     return progress_json(request, rows, ROW_TEMPLATES[kind], "run")
 
 
-def _teams_datasets(request: HttpRequest) -> DatasetScope:
+def _teams_datasets(request: HttpRequest) -> Scope:
     """The imports a user sees: those into their teams' datasets (teams.access; every one for a
     superuser). Another team's import is as unknown as a missing one."""
-    return figures_of(None, access.figure_teams(request.user))
+    return Scope.of_teams(access.figure_teams(request.user))
 
 
 def _last_choices(request: HttpRequest) -> dict[str, str]:

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_POST
 from corpus.agreement import mpe_statistics
 from corpus.labels import LABELS
 from corpus.mpe_wording import ANSWER_FOR_LABEL
+from corpus.scope import Scope as CorpusScope
 from corpus.selectors import adjudication_queue
 from corpus.services import LabelRefused
 from dashboard.queries import mpe as queries
@@ -40,8 +41,9 @@ def mpe(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
     sets = []
     for dataset in queries.multi_premise_datasets(scope.within):
-        stats = mpe_statistics(dataset, scope.split)
-        queue = list(adjudication_queue(dataset, scope.split)[:QUEUE_SHOWN])
+        one = CorpusScope.of_dataset(dataset, scope.split)
+        stats = mpe_statistics(one)
+        queue = list(adjudication_queue(one)[:QUEUE_SHOWN])
         overlap = queries.highest_overlap(dataset)
         sets.append(
             {

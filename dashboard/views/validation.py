@@ -35,7 +35,7 @@ SNLI_KAPPA = {"entailment": 0.72, "neutral": 0.60, "contradiction": 0.77, "overa
 @researcher_required
 def validation(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
-    overview = queries.validation_overview(scope.within, scope.split)
+    overview = queries.validation_overview(scope.within)
     agreement = overview["agreement"]
     table = [
         {"key": key, "heading": heading, "value": agreement.get(key), "paper": PAPER_FIGURES.get(key)}
@@ -75,7 +75,7 @@ def validation(request: HttpRequest) -> HttpResponseBase:
     stopping = overview.get("stopping") or {}
     # The rules other than fixed in scope: one small read, not cached, so a researcher who changes
     # the rule sees the page follow at once.
-    rules = adaptive_stopping_in_scope(scope.within, scope.split)
+    rules = adaptive_stopping_in_scope(scope.within)
     alpha = agreement.get("krippendorff_alpha") or {}
     alphas = [
         {
@@ -121,7 +121,7 @@ def agreement_csv(request: HttpRequest, table: str) -> HttpResponseBase:
     if table not in TABLES:
         raise Http404(f"No table {table!r}; one of {', '.join(TABLES)}.")
     scope = Scope(request)
-    rows = agreement_tables(scope.within, scope.split, (table,))[table]
+    rows = agreement_tables(scope.within, (table,))[table]
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     name = "-".join(part for part in (scope.dataset.slug if scope.dataset else "all", scope.split, table) if part)
     response["Content-Disposition"] = f'attachment; filename="agreement-{name}.csv"'

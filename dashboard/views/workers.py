@@ -31,7 +31,7 @@ def next_sort(current: str, key: str, numeric: bool) -> str:
 @researcher_required
 def workers(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
-    rows, sort = queries.workers_overview(scope.within, scope.split, sort=request.GET.get("sort", "-pairs_written"))
+    rows, sort = queries.workers_overview(scope.within, sort=request.GET.get("sort", "-pairs_written"))
     page = Paginator(rows, WORKERS_PER_PAGE).get_page(request.GET.get("page"))
     # How each writer's hypotheses were typed (authorship app): flagged of those with a record.
     typing = typing_flags_by_worker((row["id"] for row in page.object_list), scope.teams_within)

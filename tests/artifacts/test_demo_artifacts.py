@@ -7,6 +7,7 @@ import pytest
 from artifacts.models import MonitorRefresh, PairTags, StudyNudge
 from artifacts.selectors import giveaway_words_for
 from corpus.models import Worker
+from corpus.scope import Scope
 from demo.artifacts import DEMO_DRAFT, GUESSABLE_WRITER, ensure_artifacts_demo
 from demo.content import WRITING_STUDY, load_demo
 from tests.artifacts.nudge_helpers import writing_claim_token
@@ -26,7 +27,7 @@ def test_the_demo_flags_its_guessable_writer_tags_its_pairs_and_nudges(client, l
     flagged = flagged[GUESSABLE_WRITER]
     assert flagged["giveaway_words"]["contradiction"][0]["word"] == "not"
     assert PairTags.objects.filter(pair__dataset=dataset, negation=True).exists()
-    words = giveaway_words_for(dataset, worker=Worker.objects.get(user__username=GUESSABLE_WRITER))
+    words = giveaway_words_for(Scope.of_dataset(dataset), worker=Worker.objects.get(user__username=GUESSABLE_WRITER))
     assert words["words"]["contradiction"][0]["word"] == "not"
     assert StudyNudge.objects.get(study__slug=WRITING_STUDY["slug"]).enabled
     # A second run adds nothing and keeps the refresh.

@@ -10,6 +10,7 @@ from artifacts.services import store_tags, tag_columns
 from corpus.giveaways import counted_label
 from corpus.labels import LABELS, NO_GOLD
 from corpus.models import Dataset, Pair, Split
+from corpus.scope import Scope
 from corpus.services import add_label
 from modeling.models import Snapshot, TrainingRun
 from modeling.training.data import example_from_row
@@ -38,7 +39,7 @@ def test_shares_per_genre_and_the_most_frequent_gold_label_per_tag():
     tagged(ds, "travel", "neutral", {"negation"})
     tagged(ds, "travel", "neutral", None)  # not tagged yet
     tagged(factories.dataset("other"), "travel", "entailment", {"negation"})
-    figures = tag_figures(ds)
+    figures = tag_figures(Scope.of_dataset(ds))
     assert figures["tagged"] == 5 and figures["untagged"] == 1
     rows = {row["tag"]: row for row in figures["tags"]}
     assert rows["negation"]["pairs"] == 3 and rows["negation"]["share"] == pytest.approx(3 / 5)
@@ -48,7 +49,7 @@ def test_shares_per_genre_and_the_most_frequent_gold_label_per_tag():
     assert rows["negation"]["gold"] == {"entailment": 0, "neutral": 1, "contradiction": 2, "-": 0}
     assert rows["existentials"]["pairs"] == 0 and rows["existentials"]["most_frequent_gold"] is None
     assert tag_figures()["tagged"] == 6
-    assert tag_figures(ds, Split.TEST)["tagged"] == 0
+    assert tag_figures(Scope.of_dataset(ds, Split.TEST))["tagged"] == 0
 
 
 def fresh_tag_count(dataset=None, split=None):
@@ -116,15 +117,26 @@ def test_the_corpus_pages_tag_figures_equal_a_fresh_count_as_pairs_are_tagged_an
         (ds, Split.TEST),
     ]
     for dataset, scope_split in scopes:
-        assert shown(tag_figures(dataset, scope_split)) == fresh_tag_count(dataset, scope_split), (dataset, scope_split)
+        assert shown(tag_figures(Scope.of_dataset(dataset, scope_split))) == fresh_tag_count(dataset, scope_split), (
+            dataset,
+            scope_split,
+        )
     # Validation gives the train pair a gold label; a new pair arrives untagged.
     train_pair = Pair.objects.get(hypothesis="h3")
     for label in ["entailment"] * 4:
         add_label(train_pair, label)
     tagged(ds, "letters", None, None, hypothesis="h-new", split=Split.TRAIN)
     for dataset, scope_split in scopes:
-        assert shown(tag_figures(dataset, scope_split)) == fresh_tag_count(dataset, scope_split), (dataset, scope_split)
-    assert tag_figures(ds, Split.TRAIN)["tags"][PHENOMENON_NAMES.index("quantifiers")]["gold"]["entailment"] == 1
+        assert shown(tag_figures(Scope.of_dataset(dataset, scope_split))) == fresh_tag_count(dataset, scope_split), (
+            dataset,
+            scope_split,
+        )
+    assert (
+        tag_figures(Scope.of_dataset(ds, Split.TRAIN))["tags"][PHENOMENON_NAMES.index("quantifiers")]["gold"][
+            "entailment"
+        ]
+        == 1
+    )
 
 
 def test_accuracy_per_tag_joins_a_runs_predictions_to_the_tags():
@@ -183,17 +195,17 @@ def test_giveaway_words_on_a_planted_corpus_per_dataset_genre_and_worker(make_wo
     plant(ds, honest, 3, "outside", "entailment", genre="travel")
     plant(ds, honest, 3, "outside", "neutral", genre="travel")
     plant(ds, honest, 4, "maybe", "neutral", genre="travel")
-    listing = giveaway_words_for(ds)
+    listing = giveaway_words_for(Scope.of_dataset(ds))
     assert listing["hypotheses"] == 16 and listing["per_label"] == {"entailment": 3, "neutral": 7, "contradiction": 6}
     top = listing["words"]["contradiction"][0]
     assert top == {"word": "not", "p": 1.0, "count": 6, "label_count": 6}
     neutral = {w["word"]: w for w in listing["words"]["neutral"]}
     assert "maybe" not in neutral  # seen 4 times: under the paper's minimum of 5
     assert neutral["outside"]["p"] == 0.5
-    assert giveaway_words_for(ds, min_count=4)["words"]["neutral"][0]["word"] == "maybe"
-    assert giveaway_words_for(ds, worker=honest)["words"]["contradiction"] == []
-    assert giveaway_words_for(ds, genre=factories.genre("fiction"))["hypotheses"] == 6
-    assert len(giveaway_words_for(ds, top=1)["words"]["neutral"]) == 1
+    assert giveaway_words_for(Scope.of_dataset(ds), min_count=4)["words"]["neutral"][0]["word"] == "maybe"
+    assert giveaway_words_for(Scope.of_dataset(ds), worker=honest)["words"]["contradiction"] == []
+    assert giveaway_words_for(Scope.of_dataset(ds), genre=factories.genre("fiction"))["hypotheses"] == 6
+    assert len(giveaway_words_for(Scope.of_dataset(ds), top=1)["words"]["neutral"]) == 1
 
 
 def test_the_giveaway_command(make_worker, capsys):

@@ -13,6 +13,7 @@ from artifacts.models import GiveawayListing
 from artifacts.selectors import giveaway_words_for
 from corpus import tallies
 from corpus.models import Label, WordTally
+from corpus.scope import Scope
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -36,13 +37,13 @@ def test_the_kept_listing_is_the_sum_and_is_read_without_summing(settings):
     settings.DASHBOARD_CACHE_SECONDS = 0
     dataset = factories.dataset("kept")
     corpus_of(dataset)
-    assert listings.default_listing(dataset) == giveaway_words_for(dataset)
-    assert GiveawayListing.objects.get(dataset=dataset).listing == giveaway_words_for(dataset)
-    assert [word["word"] for word in giveaway_words_for(dataset)["words"][C]][:1] == ["nobody"]
+    assert listings.default_listing(dataset) == giveaway_words_for(Scope.of_dataset(dataset))
+    assert GiveawayListing.objects.get(dataset=dataset).listing == giveaway_words_for(Scope.of_dataset(dataset))
+    assert [word["word"] for word in giveaway_words_for(Scope.of_dataset(dataset))["words"][C]][:1] == ["nobody"]
 
     with CaptureQueriesContext(connection) as queries:
         kept = listings.default_listing(dataset)
-    assert kept == giveaway_words_for(dataset)
+    assert kept == giveaway_words_for(Scope.of_dataset(dataset))
     statements = [query["sql"] for query in queries.captured_queries]
     assert len(statements) == 2 and not any("SUM(" in sql.upper() for sql in statements), statements
 
@@ -54,7 +55,7 @@ def test_a_moved_tally_is_summed_again():
     for _ in range(6):
         written(dataset, "Nobody might be tired.", N)
     after = listings.default_listing(dataset)
-    assert after != before and after == giveaway_words_for(dataset)
+    assert after != before and after == giveaway_words_for(Scope.of_dataset(dataset))
     assert after["hypotheses"] == before["hypotheses"] + 6
 
 
@@ -69,7 +70,7 @@ def test_a_fold_recomputes_the_listings_of_the_datasets_it_touched():
     highest = WordTally.objects.order_by("-pk").values_list("pk", flat=True)[0]
     for scope in (dataset, other):
         kept = GiveawayListing.objects.get(dataset=scope)
-        assert kept.tally_mark == highest and kept.listing == giveaway_words_for(scope)
+        assert kept.tally_mark == highest and kept.listing == giveaway_words_for(Scope.of_dataset(scope))
 
 
 def test_the_artifacts_page_opens_on_the_kept_listing(client, researcher, settings):
@@ -93,7 +94,7 @@ def test_a_datasets_listing_is_kept_once_so_the_page_follows_the_tally_at_once(c
     for _ in range(6):
         written(dataset, "A walrus is sleeping.", E)
     assert "walrus" in client.get(reverse("dashboard:artifacts"), {"dataset": dataset.slug}).content.decode()
-    assert GiveawayListing.objects.get(dataset=dataset).listing == giveaway_words_for(dataset)
+    assert GiveawayListing.objects.get(dataset=dataset).listing == giveaway_words_for(Scope.of_dataset(dataset))
 
 
 def scans_of(plan, table):

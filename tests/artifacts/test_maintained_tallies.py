@@ -19,6 +19,7 @@ from corpus import tallies
 from corpus.adjudication import adjudicate
 from corpus.models import Label, Pair, Premise, Split, ValidationLabel, Worker
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from corpus.services import add_label, add_labels, create_pairs, set_workers_excluded
 from teams.models import default_team_id
 from tests import factories
@@ -41,13 +42,13 @@ def assert_tallies_equal_a_fresh_count(dataset):
         drift = tallies.check_and_rebuild(None, maintained, repair=False)
         assert (drift.keys, drift.examples) == (0, [])
     for split in (None, Split.DEV, Split.TRAIN, Split.TEST):
-        assert giveaway_words_for(dataset, split, min_count=1, top=None) == giveaway_words_for(
-            dataset, split, min_count=1, top=None, recount=True
+        assert giveaway_words_for(Scope.of_dataset(dataset, split), min_count=1, top=None) == giveaway_words_for(
+            Scope.of_dataset(dataset, split), min_count=1, top=None, recount=True
         )
     # The figure read from the tally is the one read from a tally rebuilt from the tags.
-    before = tag_figures(dataset)
+    before = tag_figures(Scope.of_dataset(dataset))
     tallies.check_and_rebuild(None, tag_tally.TALLY)
-    assert tag_figures(dataset) == before
+    assert tag_figures(Scope.of_dataset(dataset)) == before
 
 
 def written(dataset, genre, split, number, labels):
@@ -72,7 +73,7 @@ def test_the_tallies_follow_tagging_labels_exclusions_fixes_adjudication_and_imp
     ]
     job = start_tagging(queue=False)
     run_tagging_job(job.pk, tagger=loaded_tagger)
-    assert tag_figures(dataset)["tagged"] == len(pairs)
+    assert tag_figures(Scope.of_dataset(dataset))["tagged"] == len(pairs)
     assert_tallies_equal_a_fresh_count(dataset)
 
     # Labels one at a time: counted labels move (an author's label to no gold) and gold arrives.
@@ -114,7 +115,7 @@ def test_the_tallies_follow_tagging_labels_exclusions_fixes_adjudication_and_imp
     )
     assert_tallies_equal_a_fresh_count(dataset)
     run_tagging_job(start_tagging(queue=False).pk, tagger=loaded_tagger)
-    assert tag_figures(dataset)["untagged"] == 0
+    assert tag_figures(Scope.of_dataset(dataset))["untagged"] == 0
     assert_tallies_equal_a_fresh_count(dataset)
 
     # A premise moved to another split with its pair (as collection.splits moves them).
@@ -126,7 +127,7 @@ def test_the_tallies_follow_tagging_labels_exclusions_fixes_adjudication_and_imp
 
     # A retag replaces every pair's rows.
     run_tagging_job(start_tagging(retag=True, queue=False).pk, tagger=loaded_tagger)
-    assert tag_figures(dataset)["tagged"] == len(pairs) + 3
+    assert tag_figures(Scope.of_dataset(dataset))["tagged"] == len(pairs) + 3
     assert_tallies_equal_a_fresh_count(dataset)
 
 
@@ -144,7 +145,7 @@ def test_the_rebuild_command_reports_and_repairs_drift(loaded_tagger, capsys):
         call_command("rebuild_tallies", "tag", "--check")
     call_command("rebuild_tallies", "tag", "--dataset", "drifting")
     call_command("rebuild_tallies", "tag", "--check")
-    assert tag_figures(dataset)["tagged"] == 1
+    assert tag_figures(Scope.of_dataset(dataset))["tagged"] == 1
 
 
 def test_a_fix_that_moves_more_tagged_pairs_than_one_statement_takes_keeps_the_tally(loaded_tagger):
@@ -170,7 +171,7 @@ def test_a_fix_that_moves_more_tagged_pairs_than_one_statement_takes_keeps_the_t
     Pair.objects.filter(dataset=dataset).update(gold_label=E)
     tallies.check_and_rebuild()  # corpus's tallies count them under it too, as after a COPY
     run_tagging_job(start_tagging(queue=False).pk, tagger=loaded_tagger)
-    assert tag_figures(dataset)["tagged"] == count
+    assert tag_figures(Scope.of_dataset(dataset))["tagged"] == count
 
     report = recompute_gold()
 

@@ -10,6 +10,7 @@ from artifacts.models import NudgeRecord, StudyNudge
 from artifacts.monitoring import nudge_effect, refresh_monitor
 from base.permissions import ensure_researcher_group
 from corpus.models import Pair
+from corpus.scope import Scope
 from teams.services import join
 from tests.artifacts.test_monitor import planted_corpus
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
@@ -134,7 +135,7 @@ def test_records_and_the_nudged_versus_unnudged_figure(client, monitored, make_w
     stored = NudgeRecord.objects.get(label="contradiction")
     assert stored.shown and stored.revised and stored.enabled and stored.worker == writer
     # Only hypotheses that became pairs count in the figure.
-    effect = nudge_effect(monitored)
+    effect = nudge_effect(Scope.of_dataset(monitored))
     assert effect["arms"]["shown"]["n"] == 0
     premise = present(Pair.objects.filter(dataset=monitored).first()).premise
     Pair.objects.create(
@@ -145,7 +146,7 @@ def test_records_and_the_nudged_versus_unnudged_figure(client, monitored, make_w
         author_label="contradiction",
         author=writer,
     )
-    effect = nudge_effect(monitored)
+    effect = nudge_effect(Scope.of_dataset(monitored))
     assert effect["arms"]["shown"]["n"] == 1 and effect["arms"]["shown"]["revised"] == 1
     assert 0 <= effect["arms"]["shown"]["mean_p"] <= 1
     client.logout()

@@ -13,6 +13,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 
 from corpus.agreement import agreement_stats
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from tests.importers.helpers import C, E, N, make_dataset, make_labelled_pairs
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +56,7 @@ def worked_example():
 
 
 def test_hand_worked_figures(worked_example):
-    stats = agreement_stats("worked")
+    stats = agreement_stats(Scope.named("worked"))
     assert set(stats) == KEYS
     assert stats["pairs"] == 5
     assert stats["five_label_pairs"] == 4
@@ -76,18 +77,18 @@ def test_hand_worked_figures(worked_example):
 
 
 def test_split_filter(worked_example):
-    dev = agreement_stats("worked", split="dev")
+    dev = agreement_stats(Scope.named("worked", "dev"))
     assert (dev["pairs"], dev["five_label_pairs"]) == (4, 3)
     assert dev["gold_eq_author"] == pytest.approx(1 / 3)
     assert set(dev["per_genre"]) == {"captions"}
-    test = agreement_stats("worked", split="test")
+    test = agreement_stats(Scope.named("worked", "test"))
     assert test["unanimous"] == 0 and test["gold_eq_author"] == 1
 
 
 def test_no_five_label_pairs_gives_undefined_fractions():
     make_labelled_pairs(make_dataset("young"), [[E], [N, N]])
     recompute_gold()
-    stats = agreement_stats("young")
+    stats = agreement_stats(Scope.named("young"))
     assert stats["pairs"] == 2 and stats["five_label_pairs"] == 0
     assert stats["unanimous"] is None and stats["fleiss_kappa"]["overall"] is None
     assert stats["gold_counts"] == {E: 0, N: 0, C: 0, "-": 2}
@@ -110,7 +111,7 @@ def test_fleiss_kappa_equals_statsmodels(db, full, partial):
         dataset = make_dataset("kappa")
         make_labelled_pairs(dataset, full + partial)  # partial pairs must be left out of κ
         recompute_gold(dataset)
-        kappa = agreement_stats(dataset)["fleiss_kappa"]
+        kappa = agreement_stats(Scope.of_dataset(dataset))["fleiss_kappa"]
         table = np.array([[labels.count(label) for label in LABELS] for labels in full])
         with np.errstate(divide="ignore", invalid="ignore"):
             assert _same(kappa["overall"], fleiss_kappa(table))
@@ -125,7 +126,7 @@ def test_a_handful_of_queries_whatever_the_size(django_assert_max_num_queries):
     make_labelled_pairs(dataset, [[E, E, N, C, E], [C, C, C, C, C], [N, E]] * 40)
     recompute_gold()
     with django_assert_max_num_queries(4):
-        stats = agreement_stats(dataset)
+        stats = agreement_stats(Scope.of_dataset(dataset))
     assert stats["pairs"] == 120 and stats["five_label_pairs"] == 80
 
 

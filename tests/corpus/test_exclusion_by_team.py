@@ -8,6 +8,7 @@ from django.urls import reverse
 from audit.models import AuditEntry
 from base.permissions import ensure_researcher_group
 from corpus.models import Label, Pair, ValidationLabel, WorkerExclusion
+from corpus.scope import Scope
 from corpus.selectors import excluded_workers
 from corpus.services import LabelRefused, add_label, set_workers_excluded
 from teams.models import Role, Team
@@ -91,8 +92,8 @@ def test_the_exclusion_is_in_the_teams_own_log_and_on_its_pages_only(labs, clien
     assert answer.status_code == 302
     entry = AuditEntry.objects.get(action="worker.excluded")
     assert entry.team_id == teams["a"].pk and entry.reason == "guessing" and entry.dataset_slugs == ["data-a"]
-    assert excluded_workers(pairs["a"].dataset) == {shared.pk}
-    assert excluded_workers(pairs["b"].dataset) == set()
+    assert excluded_workers(Scope.of_dataset(pairs["a"].dataset)) == {shared.pk}
+    assert excluded_workers(Scope.of_dataset(pairs["b"].dataset)) == set()
     client.force_login(researchers["b"])
     page = client.get(reverse("dashboard:workers")).content.decode()
     assert 'class="flag bad">excluded' not in page

@@ -10,6 +10,7 @@ import pytest
 from corpus.agreement import agreement_stats
 from corpus.models import Label, Pair, Split
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from corpus.services import add_label, create_pairs
 from importers.dnc_import import dataset_slug_for, import_dnc_file
 from modeling.snapshots.services import create_snapshot, export_snapshot
@@ -51,7 +52,7 @@ def test_an_imported_dnc_set_has_its_labels_as_gold_in_the_statistics_and_the_sn
     for item in released:
         wanted[item["label"]] += 1
 
-    stats = agreement_stats(slug)
+    stats = agreement_stats(Scope.named(slug))
     assert stats["gold_counts"] == {**wanted, "-": 0}
     assert stats["gold_sources"] == {"crowd": 0, "imported": len(released), "adjudicated": 0, "none": 0}
     assert {pair.gold_source for pair in Pair.objects.filter(dataset__slug=slug)} == {"imported"}
@@ -112,10 +113,10 @@ def test_agreement_stats_of_written_data_are_unchanged_by_the_imported_rule():
     written = factories.dataset("written")
     factories.pair(written, factories.premise(written), [E, E, N, E, C])
     factories.pair(written, factories.premise(written), [C])
-    stats = agreement_stats("written")
+    stats = agreement_stats(Scope.named("written"))
     assert stats["gold_counts"] == {E: 1, N: 0, C: 0, "-": 1}
     assert stats["gold_sources"] == {"crowd": 1, "imported": 0, "adjudicated": 0, "none": 1}
-    assert agreement_stats("written", source="pairs") == stats
+    assert agreement_stats(Scope.named("written"), source="pairs") == stats
 
 
 def test_the_report_of_an_imported_corpus_reads_the_tallies_and_equals_the_pairs_reading():
@@ -133,14 +134,14 @@ def test_the_report_of_an_imported_corpus_reads_the_tallies_and_equals_the_pairs
     imported_pair(imported, [E, N, C, N, E], imported_gold=C)  # no majority: the file's gold stands
 
     with CaptureQueriesContext(connection) as reads:
-        stats = agreement_stats("mnli-like")
+        stats = agreement_stats(Scope.named("mnli-like"))
     pair_table = PairModel._meta.db_table
     # The one read of the pair table is of the adjudicated pairs (a partial index), never of them all.
     pair_reads = [q["sql"] for q in reads.captured_queries if f'FROM "{pair_table}"' in q["sql"]]
     assert all('NOT ("collection_pair"."adjudicated_label" = \'\')' in sql for sql in pair_reads), pair_reads
     assert stats["gold_counts"] == {E: 1, N: 1, C: 2, "-": 0}
     assert stats["gold_sources"] == {"crowd": 1, "imported": 3, "adjudicated": 0, "none": 0}
-    assert agreement_stats("mnli-like", source="pairs") == stats
+    assert agreement_stats(Scope.named("mnli-like"), source="pairs") == stats
 
 
 def test_the_corpus_page_counts_imported_gold(client, django_user_model):
@@ -149,5 +150,5 @@ def test_the_corpus_page_counts_imported_gold(client, django_user_model):
     imported = factories.dataset("mnli-like", is_imported=True)
     imported_pair(imported, [N], imported_gold=N)
     imported_pair(imported, [C], imported_gold=C)
-    overview = corpus_overview(imported)
+    overview = corpus_overview(Scope.of_dataset(imported))
     assert dict(overview["gold"]) == {E: 0, N: 1, C: 1, "-": 0}

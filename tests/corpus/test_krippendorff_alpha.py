@@ -19,6 +19,7 @@ from corpus.alpha import NOMINAL, ORDINAL, alpha_of_units
 from corpus.labels import LABELS
 from corpus.models import Pair, Split, ValidationLabel
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from corpus.services import add_labels
 from importers.dnc_import import import_dnc_file
 from importers.services import import_pairs_file
@@ -115,7 +116,7 @@ def test_snli_dev_alpha_from_the_database_equals_the_package_before_and_after_th
     assert import_pairs_file(shared_file("snli_1.0_dev.jsonl"), "snli").ok
     units = list(snli_dev_units())
     for source in ("tallies", "pairs"):
-        alpha = agreement_stats("snli", source=source)["krippendorff_alpha"]["nominal"]
+        alpha = agreement_stats(Scope.named("snli"), source=source)["krippendorff_alpha"]["nominal"]
         assert alpha["alpha"] == pytest.approx(package_alpha(units, list(LABELS)), abs=TOLERANCE)
         assert (alpha["pairs"], alpha["all_pairs"], alpha["share"]) == (10000, 10000, 1.0)
         assert alpha["per_split"]["dev"]["alpha"] == alpha["alpha"]
@@ -128,7 +129,7 @@ def test_snli_dev_alpha_from_the_database_equals_the_package_before_and_after_th
     recompute_gold("snli")
     thinned = label_units(factories.Dataset.objects.get(slug="snli"))
     for source in ("tallies", "pairs"):
-        alpha = krippendorff_alpha("snli", source=source)["nominal"]
+        alpha = krippendorff_alpha(Scope.named("snli"), source=source)["nominal"]
         assert alpha["alpha"] == pytest.approx(package_alpha(thinned, list(LABELS)), abs=TOLERANCE)
         assert alpha["pairs"] == sum(1 for unit in thinned if len(unit) >= 2)
         assert alpha["share"] == pytest.approx(alpha["pairs"] / 10000)
@@ -150,7 +151,7 @@ def test_dnc_ordinal_alpha_from_the_database_equals_the_package():
             batch.append((pair, "entailment" if rating == 5 else "neutral", rating))
         add_labels(batch)
     units = label_units(dataset, "ordinal")
-    alpha = agreement_stats(dataset)["krippendorff_alpha"]
+    alpha = agreement_stats(Scope.of_dataset(dataset))["krippendorff_alpha"]
     assert alpha["ordinal"]["alpha"] == pytest.approx(package_alpha(units, [1, 2, 3, 4, 5], ORDINAL), abs=TOLERANCE)
     two_way = [["entailed" if rating == 5 else "not-entailed" for rating in unit] for unit in units]
     assert alpha["nominal"]["alpha"] == pytest.approx(
@@ -173,7 +174,7 @@ def test_alpha_per_split_and_genre_covers_the_pairs_with_two_labels_or_more():
     for (split, genre), units in plan.items():
         for labels in units:
             factories.pair(dataset, factories.premise(dataset, genre, split=split), labels)
-    alpha = krippendorff_alpha(dataset)["nominal"]
+    alpha = krippendorff_alpha(Scope.of_dataset(dataset))["nominal"]
     everything = [labels for units in plan.values() for labels in units]
     assert alpha["alpha"] == pytest.approx(package_alpha(everything, list(LABELS)), abs=TOLERANCE)
     assert (alpha["pairs"], alpha["all_pairs"], alpha["share"]) == (5, 6, 5 / 6)
@@ -183,7 +184,7 @@ def test_alpha_per_split_and_genre_covers_the_pairs_with_two_labels_or_more():
     assert alpha["per_genre"]["travel"]["alpha"] == pytest.approx(
         package_alpha(plan[(Split.TEST, travel)], list(LABELS)), abs=TOLERANCE
     )
-    assert krippendorff_alpha(dataset, Split.TEST)["nominal"]["per_split"].keys() == {Split.TEST}
+    assert krippendorff_alpha(Scope.of_dataset(dataset, Split.TEST))["nominal"]["per_split"].keys() == {Split.TEST}
 
 
 @pytest.mark.django_db
@@ -201,7 +202,7 @@ def test_agreement_stats_command_prints_alpha_beside_kappa_with_what_each_covers
     out = StringIO()
     call_command("agreement_stats", "--dataset", "alpha-command", stdout=out)
     text = out.getvalue()
-    alpha = krippendorff_alpha(dataset)["nominal"]["alpha"]
+    alpha = krippendorff_alpha(Scope.of_dataset(dataset))["nominal"]["alpha"]
     assert re.search(rf"nominal overall +{alpha:.3f}   2 pairs, 66.67%", text)
     assert "cover the 1 pairs with all five labels (33.3% of the 3 pairs in scope)" in text
     assert "covers the 2 pairs with at least two labels" in text

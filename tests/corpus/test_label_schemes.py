@@ -8,6 +8,7 @@ from corpus import labels as L
 from corpus.agreement import agreement_stats, fleiss_kappa_from_sums
 from corpus.models import Dataset, LabelScheme, ValidationLabel
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from corpus.services import LabelRefused, add_label, add_labels
 from tests.importers.helpers import make_labelled_pairs
 
@@ -55,7 +56,7 @@ def test_two_way_statistics_are_over_two_categories_in_the_schemes_words():
     E, N = "entailment", "neutral"
     make_labelled_pairs(dataset, [[E, E, E, E, E], [E, E, E, N, N], [N, N, N, N, E], [N, N, E, E, E]])
     recompute_gold(dataset)
-    stats = agreement_stats(dataset)
+    stats = agreement_stats(Scope.of_dataset(dataset))
     assert stats["label_scheme"] == "two_way"
     assert stats["gold_counts"] == {"entailed": 3, "not-entailed": 1, "-": 0}
     assert set(stats["fleiss_kappa"]) == {"overall", "entailed", "not-entailed"}
@@ -72,7 +73,7 @@ def test_three_way_statistics_keep_their_keys():
     dataset = _dataset("three", LabelScheme.THREE_WAY)
     make_labelled_pairs(dataset, [["entailment"] * 5, ["neutral"] * 3 + ["contradiction"] * 2])
     recompute_gold(dataset)
-    stats = agreement_stats(dataset)
+    stats = agreement_stats(Scope.of_dataset(dataset))
     assert "label_scheme" not in stats
     assert set(stats["gold_counts"]) == {"entailment", "neutral", "contradiction", "-"}
     assert set(stats["fleiss_kappa"]) == {"overall", "entailment", "neutral", "contradiction"}
@@ -86,7 +87,7 @@ def test_ordinal_ratings_are_kept_and_kappa_is_over_the_five_ratings():
         for position, value in enumerate(row, start=1):
             ValidationLabel.objects.filter(pair=pair, position=position).update(ordinal=value)
     recompute_gold(dataset)
-    stats = agreement_stats(dataset)
+    stats = agreement_stats(Scope.of_dataset(dataset))
     assert stats["gold_counts"] == {"entailed": 1, "not-entailed": 2, "-": 0}
     sums = [4, 1, 4, 2, 4]  # ratings 1..5 over the three pairs
     squares = [16, 1, 16, 1 + 1, 16]

@@ -16,6 +16,7 @@ from corpus import tallies
 from corpus.agreement import agreement_stats
 from corpus.models import LengthKind, LengthTally, Pair, PairTally, Premise, Split, WordTally, Worker
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from corpus.services import LabelRefused, add_label, add_labels, set_workers_excluded
 from importers.services import import_pairs_file
 from teams.models import default_team_id
@@ -115,7 +116,9 @@ def test_a_random_mix_of_writes_leaves_the_tallies_equal_to_the_truth(tmp_path):
     assert_no_drift()
     assert PairTally.objects.exists() and LengthTally.objects.filter(kind=LengthKind.PREMISE).exists()
     for split in (None, Split.DEV, Split.TEST, Split.TRAIN):
-        assert agreement_stats(dataset, split) == agreement_stats(dataset, split, source="pairs")
+        assert agreement_stats(Scope.of_dataset(dataset, split)) == agreement_stats(
+            Scope.of_dataset(dataset, split), source="pairs"
+        )
     report = recompute_gold(lengths=True)
     assert report.disagreements == 0
     assert present(report.tally_drift).keys == 0
@@ -166,13 +169,13 @@ def test_folding_keeps_every_sum_and_leaves_one_row_per_key():
     pairs = [factories.pair(dataset, premise, ["neutral"]) for _ in range(4)]
     for worker, pair in zip(validators(4, "f"), pairs, strict=False):
         add_labels([(pair, "neutral")], worker=worker)
-    before = agreement_stats(dataset)
+    before = agreement_stats(Scope.of_dataset(dataset))
     rows_before = PairTally.objects.count()
     tallies.fold()
     assert PairTally.objects.count() < rows_before
     keys = PairTally.objects.values_list(*tallies.PAIR_KEY)
     assert len(set(keys)) == len(keys)
-    assert agreement_stats(dataset) == before
+    assert agreement_stats(Scope.of_dataset(dataset)) == before
     assert_no_drift()
 
 
@@ -183,9 +186,9 @@ def test_the_agreement_report_reads_the_tallies_not_the_pairs(django_assert_max_
     # Pairs changed behind the tallies' back: the report follows the tallies (until a recompute).
     Pair.objects.filter(dataset=dataset).update(author_label="neutral")
     with django_assert_max_num_queries(2):
-        stats = agreement_stats(dataset)
+        stats = agreement_stats(Scope.of_dataset(dataset))
     assert stats["gold_eq_author"] == 1.0
-    assert agreement_stats(dataset, source="pairs")["gold_eq_author"] == 0.0
+    assert agreement_stats(Scope.of_dataset(dataset), source="pairs")["gold_eq_author"] == 0.0
 
 
 def test_a_long_writer_folds_its_deltas_once_when_it_ends():
@@ -289,5 +292,5 @@ def test_the_validation_flags_move_the_pair_tally_with_every_writer_of_them():
     assert set_needs_validation(Pair.objects.filter(pk__in=[p.pk for p in dev[4:]]), False) == 2
     sample_train_for_validation(dataset, 0.75, seed=3)
     assert_no_drift()
-    queued = tallies.pair_counts(dataset, by=("needs_validation", "stopped_early"))
+    queued = tallies.pair_counts(Scope.of_dataset(dataset), by=("needs_validation", "stopped_early"))
     assert {(q, s): n for q, s, n in queued} == {(True, False): 4 + 6, (False, False): 4}

@@ -28,6 +28,7 @@ from corpus.models import (
     WriterTally,
 )
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from corpus.services import LabelRefused, add_label, add_labels, release_awaiting_labels, set_workers_excluded
 from quality import flags as flag_rules
 from quality import sequential
@@ -75,7 +76,7 @@ def corpus(seed=1, pairs=12, writers=2):
 
 def flags_from_the_truth(dataset=None, **options):
     """{(worker pk, flag kind)} of quality.flags over the exact figures grouped from the labels."""
-    labels, medians = label_figures(dataset), median_seconds(dataset)
+    labels, medians = label_figures(Scope.of_dataset(dataset)), median_seconds(Scope.of_dataset(dataset))
     figures = [
         flag_rules.WorkerFigures(
             worker=pk,
@@ -96,7 +97,7 @@ def flags_from_the_truth(dataset=None, **options):
 def flags_from_the_tally(dataset=None, **options):
     return {
         (row.worker.pk, flag.kind)
-        for row in worker_quality(dataset, **options)
+        for row in worker_quality(Scope.of_dataset(dataset), **options)
         for flag in row.flags
         if flag.kind in flag_rules.FLAG_KINDS
     }
@@ -126,10 +127,10 @@ def test_a_label_in_moves_the_leave_one_out_gold_of_the_labels_before_it():
     add_label(pair, E, worker=first)
     add_label(pair, E, worker=second)
     # Without the first: the author's E and the second's E, no majority yet.
-    assert label_figures(dataset)[first.pk]["loo_items"] == 0
+    assert label_figures(Scope.of_dataset(dataset))[first.pk]["loo_items"] == 0
     add_label(pair, E, worker=third)  # now the others of the first have 3 E: its leave-one-out gold is E
-    assert label_figures(dataset)[first.pk]["loo_items"] == 1
-    sums = worker_tally.worker_sums(dataset)
+    assert label_figures(Scope.of_dataset(dataset))[first.pk]["loo_items"] == 1
+    sums = worker_tally.worker_sums(Scope.of_dataset(dataset))
     assert (sums[first.pk]["loo_items"], sums[first.pk]["loo_agreements"]) == (1, 1)
     assert_no_drift()
 
@@ -148,7 +149,7 @@ def test_adjudication_withdrawal_and_retirement_move_the_gold_of_the_pairs_label
     ):
         adjudicate(Pair.objects.get(pk=pair.pk), label, action=action)
         assert_no_drift()
-    given = worker_tally.worker_sums(dataset, medians=False)
+    given = worker_tally.worker_sums(Scope.of_dataset(dataset), medians=False)
     assert sum(row["with_gold"] for row in given.values()) <= sum(row["n"] for row in given.values())
 
 
@@ -170,8 +171,8 @@ def test_an_exclusion_and_a_readmission_with_their_recompute_leave_no_drift():
     assert outcome.changed == 1
     assert_no_drift()
     # The tally's figures are label_figures' (the excluded worker's own labels scored against all counted).
-    sums = worker_tally.worker_sums(dataset, medians=False)
-    for pk, row in label_figures(dataset).items():
+    sums = worker_tally.worker_sums(Scope.of_dataset(dataset), medians=False)
+    for pk, row in label_figures(Scope.of_dataset(dataset)).items():
         names = [name for name in worker_tally.FIGURE_NAMES if name in row]
         assert {name: sums[pk][name] for name in names} == {name: row[name] for name in names}
 
@@ -184,13 +185,13 @@ def test_labels_waiting_for_a_markets_word_count_in_the_figures_when_released():
         add_labels([(pair, E) for pair in pairs], worker=worker, seconds=6.0)
     # Waiting, the third E counts nowhere: scored against the author's and two E (3 votes: gold E).
     add_labels([(pair, E) for pair in pairs], worker=crowd[2], seconds=6.0, awaiting_market_session=77)
-    assert worker_tally.worker_sums(dataset)[crowd[2].pk]["loo_items"] == 4
+    assert worker_tally.worker_sums(Scope.of_dataset(dataset))[crowd[2].pk]["loo_items"] == 4
     assert_no_drift()
     # Released, it counts: it leaves its own leave-one-out gold (E again, of four E now) and gives
     # the others' theirs (3 of the other four).
     assert release_awaiting_labels(77)
     assert_no_drift()
-    assert worker_tally.worker_sums(dataset)[crowd[0].pk]["loo_agreements"] == 4
+    assert worker_tally.worker_sums(Scope.of_dataset(dataset))[crowd[0].pk]["loo_agreements"] == 4
 
 
 def test_a_recompute_that_fixes_counters_moves_the_figures_with_them():
@@ -228,9 +229,9 @@ def test_folding_keeps_every_sum_and_a_write_around_the_writers_shows_as_drift()
     dataset, pairs = corpus(pairs=8)
     for worker in workers(3):
         add_labels([(pair, N) for pair in pairs], worker=worker, seconds=11.0)
-    before = worker_tally.worker_sums(dataset)
+    before = worker_tally.worker_sums(Scope.of_dataset(dataset))
     tallies.fold()
-    assert worker_tally.worker_sums(dataset) == before
+    assert worker_tally.worker_sums(Scope.of_dataset(dataset)) == before
     assert_no_drift()
     Pair.objects.filter(pk=pairs[0].pk).update(gold_label=C)  # no writer of corpus.services
     report = tallies.check_and_rebuild(None, worker_tally.TALLY, repair=False)
@@ -309,7 +310,7 @@ def test_the_too_fast_flag_is_the_exact_medians_where_the_histogram_leaves_it_op
         add_label(pair, E, worker=just_above, seconds=3.96 if number < 5 else 4.05)
         add_label(pair, E, worker=clear, seconds=12.34)
         add_label(pair, E, worker=helper, seconds=20.0)
-    rows = {row.worker.pk: row for row in worker_quality(dataset)}
+    rows = {row.worker.pk: row for row in worker_quality(Scope.of_dataset(dataset))}
     kinds = {pk: {flag.kind for flag in row.flags} for pk, row in rows.items()}
     assert flag_rules.TOO_FAST in kinds[just_below.pk]
     assert flag_rules.TOO_FAST not in kinds[just_above.pk]

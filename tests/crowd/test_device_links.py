@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from corpus.scope import Scope
 from crowd.models import DeviceSighting
 from quality import flags
 from quality.selectors import worker_quality
@@ -72,7 +73,6 @@ def test_an_id_seen_in_the_browser_of_another_labs_worker_is_not_named_on_this_l
     datasets: one browser used for lab A's study by pid-a and for lab B's by pid-b flags neither on
     lab A's page (pid-b is no id of lab A's), and both where every dataset is read."""
     from corpus.models import Label, Split
-    from corpus.selectors import TeamDatasets
     from corpus.services import add_labels
     from teams.models import Team
     from tests import factories
@@ -93,6 +93,6 @@ def test_an_id_seen_in_the_browser_of_another_labs_worker_is_not_named_on_this_l
             row.worker.external_id for row in worker_quality(scope) if any(f.kind == flags.MANY_IDS for f in row.flags)
         }
 
-    lab_a = TeamDatasets(frozenset(Team.objects.filter(slug="lab-a").values_list("pk", flat=True)))
+    lab_a = Scope.of_teams(Team.objects.filter(slug="lab-a").values_list("pk", flat=True))
     assert many_ids(lab_a) == set()
-    assert many_ids(None) == {"pid-a", "pid-b"}
+    assert many_ids(Scope.everything()) == {"pid-a", "pid-b"}

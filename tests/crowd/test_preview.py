@@ -25,6 +25,7 @@ from annotation_site.wiring import CLAIM_MODELS
 from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Pair, Worker
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from crowd.admin import StudyAdmin, StudyCounts
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from crowd.preview import PREVIEW_NOT_SAVED
@@ -102,7 +103,7 @@ def figures():
             for model in apps.get_models()
             if model._meta.label not in LEFT_BY_DESIGN
         },
-        "statistics": {slug: agreement_stats(slug) for slug in datasets},
+        "statistics": {slug: agreement_stats(Scope.named(slug)) for slug in datasets},
         "pairs": list(
             Pair.objects.order_by("pk").values_list(
                 "pk", "gold_label", "label_count", "entailment_votes", "neutral_votes", "contradiction_votes"

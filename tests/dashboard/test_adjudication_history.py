@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from corpus.models import Adjudication, ItemKind, Label, Pair, Split
+from corpus.scope import Scope
 from corpus.services import LabelRefused
 from tests import factories
 from validation import adjudication
@@ -69,4 +70,4 @@ def test_the_mpe_queue_shows_only_where_a_dataset_is_multi_premise(client, torn_
     factories.dataset("mpe-items", item_kind=ItemKind.MULTI_PREMISE)
     page = client.get(reverse("dashboard:adjudication") + "?dataset=mpe-items").content.decode()
     assert 'data-queue="mpe"' in page
-    assert [f.slug for f in adjudication.filters_for("history")].count("mpe") == 0
+    assert [f.slug for f in adjudication.filters_for(Scope.named("history"))].count("mpe") == 0

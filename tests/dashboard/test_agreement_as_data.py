@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from corpus.agreement import agreement_stats
 from corpus.models import Label, Split
+from corpus.scope import Scope
 from quality.agreement_tables import agreement_tables
 from tests import factories
 
@@ -30,8 +31,8 @@ def labelled(make_worker):
 
 
 def test_the_tables_hold_the_pages_figures(labelled):
-    tables = agreement_tables(labelled)
-    stats = agreement_stats(labelled)
+    tables = agreement_tables(Scope.of_dataset(labelled))
+    stats = agreement_stats(Scope.of_dataset(labelled))
     overall = {row["figure"]: row["value"] for row in tables["overall"]}
     assert overall["fleiss_kappa"] == stats["fleiss_kappa"]["overall"]
     assert overall["krippendorff_alpha_nominal"] == stats["krippendorff_alpha"]["nominal"]["alpha"]

@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from corpus.agreement import agreement_stats
 from corpus.models import Label, Split, StoppingPolicy, StoppingRule
+from corpus.scope import Scope
 from tests import factories as core
 
 from .pagefigures import figures, number
@@ -34,7 +35,7 @@ def page(client, researcher, dataset):
 def test_alpha_is_shown_after_kappa_with_the_pairs_each_covers(client, researcher):
     dataset = build("fixed-alpha", [*FIVE, [E, E], [C]])
     html = page(client, researcher, dataset)
-    alpha = agreement_stats(dataset)["krippendorff_alpha"]["nominal"]
+    alpha = agreement_stats(Scope.of_dataset(dataset))["krippendorff_alpha"]["nominal"]
     value, text = figures(html).by_id["stat-alpha-nominal"]
     assert number(value) == pytest.approx(alpha["alpha"], rel=1e-15) and text == f"{alpha['alpha']:.3f}"
     assert number(figures(html).by_id["stat-alpha-nominal-pairs"][0]) == 4  # [C] has one label

@@ -12,6 +12,7 @@ from django.core.management import call_command
 
 from corpus.agreement import agreement_stats
 from corpus.models import Pair
+from corpus.scope import Scope
 from modeling.models import TrainingRun
 from tests.conftest import shared_file
 
@@ -50,7 +51,7 @@ def test_researcher_reads_snli_figures_snapshots_and_trains(celery_worker_proces
     )
     tiny_train_set()
     make_researcher(username="ada", password="research-pass-1")
-    stats = agreement_stats(dataset="snli")
+    stats = agreement_stats(Scope.named("snli"))
 
     page.goto(f"{live_server.url}/dashboard/")
     assert "/accounts/login/" in page.url  # anonymous: to the login page first

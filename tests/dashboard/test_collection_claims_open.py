@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from collection import writing_claims
 from collection.models import WritingClaim
+from corpus.scope import Scope
 from dashboard.queries.collection import _collection_overview
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.present import present
@@ -32,11 +33,11 @@ def test_live_claims_are_counted_per_dataset_and_split(make_worker):
         make_pair(other)
     batch_claims.claim_validation_batch(make_worker(), dataset=other)
 
-    everything = _collection_overview(None, None)
+    everything = _collection_overview(Scope.everything())
     assert (everything["writing_claims_open"], everything["validation_claims_open"]) == (3, 2)
-    ours = _collection_overview(dataset, None)
+    ours = _collection_overview(Scope.of_dataset(dataset))
     assert (ours["writing_claims_open"], ours["validation_claims_open"]) == (2, 0)
-    assert _collection_overview(dataset, "train")["writing_claims_open"] == 0
-    assert _collection_overview(dataset, "dev")["writing_claims_open"] == 2
-    theirs = _collection_overview(other, None)
+    assert _collection_overview(Scope.of_dataset(dataset, "train"))["writing_claims_open"] == 0
+    assert _collection_overview(Scope.of_dataset(dataset, "dev"))["writing_claims_open"] == 2
+    theirs = _collection_overview(Scope.of_dataset(other))
     assert (theirs["writing_claims_open"], theirs["validation_claims_open"]) == (1, ValidationClaim.objects.count())

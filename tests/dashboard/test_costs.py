@@ -9,6 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from corpus.scope import Scope
 from crowd.models import TaskKind
 from dashboard.queries.costs import Money, cost_overview
 from tests import factories as base
@@ -80,7 +81,7 @@ def test_the_figures_of_a_small_hand_built_study():
 def test_a_dataset_scope_leaves_other_datasets_out():
     cost_factories.build()
     other = factories.dataset("other")
-    overview = cost_overview(other)
+    overview = cost_overview(Scope.of_dataset(other))
     assert overview["studies"] == [] and overview["groups"] == [] and not overview["has_figures"]
 
 
@@ -89,7 +90,7 @@ def test_before_any_pair_is_finished_the_projection_assumes_four_labels():
     premise = factories.premise(ds, factories.genre("fiction"), "dev", "A fresh premise.")
     base.pair(ds, premise, [factories.E], hypothesis="Fresh.", needs_validation=True)
     cost_factories.study("fresh-validation", ds, TaskKind.VALIDATION, "0.40")
-    projection = cost_overview(ds)["projection"]
+    projection = cost_overview(Scope.of_dataset(ds))["projection"]
     assert not projection["rate_measured"] and projection["expected_labels_per_pair"] == 4
     assert projection["labels"] == 4 and projection["cost"] is None  # no label bought: no price yet
 
@@ -191,5 +192,5 @@ def test_the_refresh_task_recounts_the_cached_counts(settings):
     premise = factories.premise(ds, factories.genre("fiction"), "dev", "A later premise.")
     base.pair(ds, premise, [factories.E], hypothesis="Later.", needs_validation=True)
     refresh_figure_now("costs-rows", None, "")  # what dashboard.refresh_figure runs
-    assert cache.get(cache_key("costs-rows", None, None))["value"]["pool"]
+    assert cache.get(cache_key("costs-rows", Scope.everything()))["value"]["pool"]
     assert cost_overview()["projection"]["remaining_pairs"] == 4

@@ -14,6 +14,7 @@ from authorship.models import WritingEvidence
 from collection.models import PremiseImport
 from collection.premise_import import import_premises
 from collection.writing_rules import TaskRules, hypothesis_problem
+from corpus.scope import Scope
 from crowd.models import Study, StudySession, TaskKind
 from dashboard.queries.pairs import PairFilters, matching_pairs
 from importers.models import CorpusImport
@@ -147,8 +148,8 @@ def test_the_typing_flag_finds_untyped_sentences_and_not_hand_typed_ones_only_re
         WritingEvidence.objects.create(
             pair=pairs[name], worker=writer, field_name="entailment", flags=flags, flagged=bool(flags)
         )
-    assert set(matching_pairs(ds, PairFilters(flag="typing"))) == {pairs["pasted"]}
-    assert set(matching_pairs(ds, PairFilters(flag="repeated"))) == {pairs["repeated"]}
+    assert set(matching_pairs(Scope.of_dataset(ds), PairFilters(flag="typing"))) == {pairs["pasted"]}
+    assert set(matching_pairs(Scope.of_dataset(ds), PairFilters(flag="repeated"))) == {pairs["repeated"]}
     client.force_login(researcher)
     page = client.get(reverse("dashboard:pairs"), {"dataset": ds.slug, "flag": "repeated"}).content.decode()
     assert "The repeated sentence." in page and "The pasted sentence." not in page

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from collection.models import WritingClaim
 from corpus.models import Pair, PremiseStatus
+from corpus.scope import Scope
 from crowd.models import ClaimStatus
 from dashboard.queries import collection, corpus
 from dashboard.queries import workers as worker_queries
@@ -67,7 +68,7 @@ def test_collection_page_counts(client, researcher, make_worker):
     }
     assert 'id="figure-hourly"' in html and '<img class="plot" src="/dashboard/figures/hourly.svg?v=' in html
 
-    hourly = collection.pairs_per_hour(dataset)
+    hourly = collection.pairs_per_hour(Scope.of_dataset(dataset))
     assert len(hourly) == 48 and sum(n for _, n in hourly) == 5
     assert dict(hourly)[(now - timedelta(hours=2)).replace(minute=0, second=0, microsecond=0)] == 1
 
@@ -96,7 +97,7 @@ def test_corpus_lengths_and_labels(client, researcher):
     assert number(page.by_id["stat-premise-mean"][0]) == pytest.approx(sum(premise_words) / len(premise_words))
     assert number(page.by_id["stat-hypothesis-mean"][0]) == pytest.approx(sum(hypothesis_words) / len(hypotheses))
 
-    overview = corpus.corpus_overview(dataset)
+    overview = corpus.corpus_overview(Scope.of_dataset(dataset))
     expected: dict[int, int] = {}
     for n in premise_words:
         expected[n] = expected.get(n, 0) + 1
@@ -123,7 +124,7 @@ def test_histogram_bins_long_sentences_into_the_last_bar():
 
 def test_worker_figures(client, researcher, make_worker):
     dataset, workers = factories.worker_corpus()
-    rows = {row["username"]: row for row in worker_queries.workers_overview(dataset)[0]}
+    rows = {row["username"]: row for row in worker_queries.workers_overview(Scope.of_dataset(dataset))[0]}
     assert rows["alice"]["pairs_written"] == 3
     assert rows["alice"]["labels_given"] == 0
     assert rows["alice"]["author_gold"] == pytest.approx(1 / 2)  # h1 gold E = E; h2 gold C != N; h3 no gold
@@ -205,7 +206,7 @@ def test_corpus_page_shows_edit_relations_of_every_pair_from_the_maintained_aggr
     assert number(page.by_id["stat-high-overlap"][0]) == 0.5
 
     # Tallied by the writers as the pairs went in: no sample, no pair read.
-    assert corpus.edit_relations(dataset) == {
+    assert corpus.edit_relations(Scope.of_dataset(dataset)) == {
         "pairs": 4,
         "only_deletion": 1,
         "one_word_edit": 1,

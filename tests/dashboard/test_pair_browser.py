@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from collection.models import PremiseReport
 from corpus.models import Premise, PremiseStatus
+from corpus.scope import Scope
 from dashboard.queries.pairs import PairFilters, find_pairs
 from tests.present import present
 
@@ -24,7 +25,7 @@ def browsed():
 
 
 def found(ds, **query):
-    page, _ = find_pairs(ds, PairFilters.from_query(query))
+    page, _ = find_pairs(Scope.of_dataset(ds), PairFilters.from_query(query))
     return sorted(pair.hypothesis for pair in page)
 
 
@@ -48,8 +49,8 @@ def test_each_filter_finds_exactly_its_pairs(browsed):
 
 def test_pages_go_by_pair_id(browsed):
     ds, _ = browsed
-    first, after = find_pairs(ds, PairFilters(), page_size=3)
-    rest, end = find_pairs(ds, PairFilters(after=present(after)), page_size=3)
+    first, after = find_pairs(Scope.of_dataset(ds), PairFilters(), page_size=3)
+    rest, end = find_pairs(Scope.of_dataset(ds), PairFilters(after=present(after)), page_size=3)
     assert len(first) == 3 and len(rest) == 1 and end is None
     assert {p.pk for p in first}.isdisjoint({p.pk for p in rest})
 

@@ -12,6 +12,7 @@ from audit.models import AuditEntry
 from authorship.models import WritingEvidence
 from collection.models import WritingClaim
 from corpus.models import Adjudication, Label, Pair, Split
+from corpus.scope import Scope
 from crowd.models import Study, StudySession, TaskKind
 from dashboard.models import PairBulkAction
 from dashboard.queries.pairs import PairFilters, matching_pairs
@@ -55,9 +56,9 @@ def two_writers(make_worker):
 
 def test_the_browser_finds_pairs_by_writer_study_and_typing_flag(two_writers):
     dataset, _, _, pasted = two_writers
-    assert matching_pairs(dataset, PairFilters(writer="PASTER1")).count() == 3
-    assert matching_pairs(dataset, PairFilters(study="ws")).count() == 6
-    assert set(matching_pairs(dataset, PairFilters(flag="typing"))) == set(pasted)
+    assert matching_pairs(Scope.of_dataset(dataset), PairFilters(writer="PASTER1")).count() == 3
+    assert matching_pairs(Scope.of_dataset(dataset), PairFilters(study="ws")).count() == 6
+    assert set(matching_pairs(Scope.of_dataset(dataset), PairFilters(flag="typing"))) == set(pasted)
 
 
 def test_retire_all_pairs_of_a_writer_in_one_step_with_its_count_and_undo(client, researcher, two_writers):
@@ -101,9 +102,9 @@ def test_send_the_filtered_pairs_to_adjudication_with_their_count_an_audit_entry
         follow=True,
     )
     assert "3 pairs matching the filters are sent to adjudication" in response.content.decode()
-    sent = adjudication.queue(dataset, None, adjudication.SENT_FILTER)
+    sent = adjudication.queue(Scope.of_dataset(dataset), adjudication.SENT_FILTER)
     assert set(sent) == set(pasted)
-    assert adjudication.queue_counts(dataset)[adjudication.SENT_FILTER] == 3
+    assert adjudication.queue_counts(Scope.of_dataset(dataset))[adjudication.SENT_FILTER] == 3
     entry = AuditEntry.objects.get(action="adjudication.sent")
     assert (entry.after["rows"], entry.reason, entry.dataset_slugs) == (3, "typed elsewhere?", ["bulk"])
     # The adjudication page offers the queue, with the reason a researcher gave.
@@ -112,11 +113,11 @@ def test_send_the_filtered_pairs_to_adjudication_with_their_count_an_audit_entry
     assert queue_page.count("Sent from the pair browser: “typed elsewhere?”") == 3
     # A decided pair leaves the queue; sending again leaves the decided and already-sent pairs alone.
     adjudication.decide(pasted[0], E, researcher=researcher, reason="fine")
-    assert adjudication.queue(dataset, None, adjudication.SENT_FILTER).count() == 2
+    assert adjudication.queue(Scope.of_dataset(dataset), adjudication.SENT_FILTER).count() == 2
     token = PairBulkAction.objects.get().token
     response = client.post(reverse("dashboard:pairs_bulk_undo"), {"token": token}, follow=True)
     assert "Undone: 3 pairs are out of the" in response.content.decode()
-    assert not adjudication.queue(dataset, None, adjudication.SENT_FILTER).exists()
+    assert not adjudication.queue(Scope.of_dataset(dataset), adjudication.SENT_FILTER).exists()
     assert AuditEntry.objects.filter(action="adjudication.unsent").count() == 1
 
 

@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from corpus.adjudication import adjudicate
 from corpus.models import Label, Pair, Split
+from corpus.scope import Scope
 from dashboard.queries import pairs as queries
 from dashboard.queries.pairs import PairFilters, count_matching, matching_pairs, text_match
 
@@ -117,8 +118,8 @@ def test_the_tally_counts_every_genre_split_gold_and_pattern_as_the_pairs_do(cor
         ("", "fiction", "letters"), ("", "dev", "train"), golds, ["", *queries.PATTERNS]
     ):
         filters = PairFilters(genre=genre, split=split, gold=gold, pattern=pattern)
-        expected = matching_pairs(ds, filters).count()
-        assert count_matching(ds, filters) == queries.Matched(expected, True), filters
+        expected = matching_pairs(Scope.of_dataset(ds), filters).count()
+        assert count_matching(Scope.of_dataset(ds), filters) == queries.Matched(expected, True), filters
 
 
 def test_a_count_over_the_cap_says_more_than_and_the_bulk_action_waits_for_the_exact_one(
@@ -131,7 +132,7 @@ def test_a_count_over_the_cap_says_more_than_and_the_bulk_action_waits_for_the_e
     html = client.get(reverse("dashboard:pairs"), {"worker": "erin"}).content.decode()
     assert 'data-exact="false"' in html and "more than 5" in html and "about" in html
     assert 'name="expected"' not in html and 'id="count-exactly"' in html
-    exact = matching_pairs(ds, PairFilters(worker="erin")).count()
+    exact = matching_pairs(Scope.of_dataset(ds), PairFilters(worker="erin")).count()
     html = client.get(reverse("dashboard:pairs"), {"worker": "erin", "count": "exact"}).content.decode()
     assert f'name="expected" value="{exact}"' in html and 'data-exact="true"' in html
 
@@ -141,7 +142,9 @@ def test_a_rare_word_is_looked_up_and_a_common_one_matched_pair_by_pair(corpus, 
     grow(ds, workers, 1)
     rare = text_match("quokka")
     assert rare.ids is not None
-    assert set(rare.ids) == set(matching_pairs(ds, PairFilters(text="quokka")).values_list("pk", flat=True))
+    assert set(rare.ids) == set(
+        matching_pairs(Scope.of_dataset(ds), PairFilters(text="quokka")).values_list("pk", flat=True)
+    )
     assert rare.ids == sorted(Pair.objects.filter(hypothesis__icontains="quokka").values_list("pk", flat=True))
     premise_word = text_match("letters")  # in premises only: their pairs
     assert premise_word.ids == sorted(
@@ -152,7 +155,7 @@ def test_a_rare_word_is_looked_up_and_a_common_one_matched_pair_by_pair(corpus, 
     monkeypatch.setattr(queries, "TEXT_IDS_CAP", 3)
     assert text_match("hypothesis").ids is None  # more than the cap: a common word
     # Either way the filter takes the same pairs.
-    assert set(matching_pairs(ds, PairFilters(text="hypothesis"))) == set(
+    assert set(matching_pairs(Scope.of_dataset(ds), PairFilters(text="hypothesis"))) == set(
         Pair.objects.filter(hypothesis__icontains="hypothesis")
     )
 

@@ -4,6 +4,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.core.cache import cache
 
+from corpus.scope import Scope
 from dashboard.figure_cache import cache_key
 from dashboard.queries import collection
 from tests.conftest import broker_url, skip_or_fail_in_ci, wait_for
@@ -21,7 +22,7 @@ def pairs_shown():
 
 def age_cached_figure(seconds):
     """Move the cached figure's timestamp back: it is stale now, whatever the machine's speed."""
-    key = cache_key("collection", None, None)
+    key = cache_key("collection", Scope.everything())
     entry = cache.get(key)
     assert entry is not None, "the figure should be cached"
     cache.set(key, dict(entry, at=entry["at"] - seconds), 3600)
@@ -47,7 +48,7 @@ def test_a_large_corpus_gets_its_last_figures_while_a_task_recomputes_them(setti
     # Stale and large: the request answers with the last figure and queues one refresh.
     assert pairs_shown() == 3
     wait_for(lambda: pairs_shown() == 4, timeout=30, message="the refreshed figure")
-    assert cache.get(cache_key("collection", None, None) + ":refreshing") is None
+    assert cache.get(cache_key("collection", Scope.everything()) + ":refreshing") is None
 
 
 @pytest.mark.django_db
@@ -62,4 +63,4 @@ def test_a_small_corpus_is_recomputed_in_the_request(settings):
     assert pairs_shown() == 1  # within the interval: the cached figure
     age_cached_figure(61)
     assert pairs_shown() == 2
-    assert cache.get(cache_key("collection", None, None) + ":refreshing") is None
+    assert cache.get(cache_key("collection", Scope.everything()) + ":refreshing") is None

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from corpus.agreement import agreement_stats
+from corpus.scope import Scope
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -30,8 +31,8 @@ def mixed(make_worker):
 
 def test_all_datasets_gold_counts_and_kappa_leave_the_two_way_dataset_out_and_say_so(client, researcher, mixed):
     three, two, _ = mixed
-    everything = agreement_stats(None)
-    alone = agreement_stats(three)
+    everything = agreement_stats(Scope.everything())
+    alone = agreement_stats(Scope.of_dataset(three))
     assert everything["gold_counts"][N] == 1  # the three not-entailed pairs are not neutral
     assert everything["gold_counts"] == alone["gold_counts"]
     assert everything["fleiss_kappa"] == alone["fleiss_kappa"]

@@ -7,6 +7,7 @@ from artifacts.models import PairTags
 from artifacts.selectors import giveaway_words_for, tag_figures
 from artifacts.services import store_tags, tag_columns
 from corpus.models import LabelScheme
+from corpus.scope import Scope
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -29,13 +30,17 @@ def test_the_corpus_page_says_entailed_and_not_entailed(client, researcher, two_
 
 
 def test_tag_figures_and_giveaway_words_say_entailed_and_not_entailed(two_way):
-    negation = next(row for row in tag_figures(two_way)["tags"] if row["tag"] == "negation")
+    negation = next(row for row in tag_figures(Scope.of_dataset(two_way))["tags"] if row["tag"] == "negation")
     assert negation["gold"] == {"entailed": 1, "not-entailed": 2, "-": 0}
     assert negation["most_frequent_gold"] == "not-entailed"
-    words = giveaway_words_for(two_way, min_count=1)
+    words = giveaway_words_for(Scope.of_dataset(two_way), min_count=1)
     assert words["per_label"] == {"entailed": 1, "not-entailed": 2} and set(words["words"]) <= {
         "entailed",
         "not-entailed",
     }
     # Three-way data is as it was.
-    assert set(giveaway_words_for(None, min_count=1)["per_label"]) == {"entailment", "neutral", "contradiction"}
+    assert set(giveaway_words_for(Scope.everything(), min_count=1)["per_label"]) == {
+        "entailment",
+        "neutral",
+        "contradiction",
+    }

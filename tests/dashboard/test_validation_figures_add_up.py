@@ -15,6 +15,7 @@ from collection.models import PremiseReport
 from collection.premise_pool import hold_premises
 from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Premise, PremiseStatus, ValidationLabel, Worker
+from corpus.scope import Scope
 from quality.services import set_excluded
 from teams.models import default_team_id
 from tests.conftest import rows_for_the_module
@@ -62,7 +63,7 @@ def test_the_validation_page_figures_add_up(client, demo):
     # Per genre: the five-label pairs the agreement is over, adding up to the page's five-label pairs.
     per_genre_five = {row.get("data-genre"): number(v) for row, stat, v, _ in page.rows if stat == "genre-five"}
     assert sum(per_genre_five.values()) == five
-    stats = agreement_stats(dataset=demo)
+    stats = agreement_stats(Scope.of_dataset(demo))
     assert per_genre_five == {genre: f["five_label_pairs"] for genre, f in stats["per_genre"].items()}
 
 
@@ -98,4 +99,4 @@ def test_figures_change_right_after_an_exclusion(client, demo, settings):
     set_excluded([validator], True, teams=[default_team_id()])
     _page, after = page_figures(client, demo)
     assert after["stat-five_label_pairs"] < before["stat-five_label_pairs"]
-    assert after["stat-five_label_pairs"] == agreement_stats(dataset=demo)["five_label_pairs"]
+    assert after["stat-five_label_pairs"] == agreement_stats(Scope.of_dataset(demo))["five_label_pairs"]

@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from corpus.agreement import agreement_stats
+from corpus.scope import Scope
 from corpus.services import add_label
 
 from . import factories
@@ -48,7 +49,7 @@ def assert_page_matches_stats(html, stats):
 def test_every_figure_equals_agreement_stats(client, researcher):
     dataset = factories.corpus()
     client.force_login(researcher)
-    stats = agreement_stats(dataset=dataset)
+    stats = agreement_stats(Scope.of_dataset(dataset))
     assert stats["five_label_pairs"] == 4  # the corpus really has figures to compare
     response = client.get(reverse("dashboard:validation"), {"dataset": dataset.slug})
     assert response.status_code == 200
@@ -59,7 +60,7 @@ def test_split_selector_narrows_the_figures(client, researcher):
     dataset = factories.corpus()
     client.force_login(researcher)
     for split in ("dev", "train", "test"):
-        stats = agreement_stats(dataset=dataset, split=split)
+        stats = agreement_stats(Scope.of_dataset(dataset, split))
         response = client.get(reverse("dashboard:validation"), {"dataset": dataset.slug, "split": split})
         assert_page_matches_stats(response.content.decode(), stats)
 
@@ -86,7 +87,7 @@ def test_unknown_filter_values_are_named_and_ignored(client, researcher):
     response = client.get(reverse("dashboard:validation"), {"dataset": "nope", "split": "dev"})
     html = response.content.decode()
     assert "Unknown filter value(s) ignored: nope" in html
-    assert_page_matches_stats(html, agreement_stats(split="dev"))
+    assert_page_matches_stats(html, agreement_stats(Scope.everything("dev")))
 
 
 def add_two_labels(dataset):

@@ -16,6 +16,7 @@ from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from corpus.scope import Scope
 from crowd.models import StudySession
 from dashboard import worker_table
 from dashboard.models import WorkerTableRow
@@ -111,9 +112,11 @@ class TestSqlOrder:
 
     @pytest.mark.parametrize("key", list(worker_queries.WORKER_COLUMNS))
     def test_the_sql_order_is_the_order_of_the_figures_computed_in_python(self, crowd, key):
-        figures = worker_table.worker_rows(crowd, None)
+        figures = worker_table.worker_rows(Scope.of_dataset(crowd))
         for descending in (False, True):
-            table, sort = worker_queries.workers_overview(crowd, sort=("-" if descending else "") + key)
+            table, sort = worker_queries.workers_overview(
+                Scope.of_dataset(crowd), sort=("-" if descending else "") + key
+            )
             assert sort == ("-" if descending else "") + key
             shown = list(table)
             assert {row["id"]: row for row in shown} == {row["id"]: row for row in figures}
@@ -125,10 +128,10 @@ class TestSqlOrder:
 def test_the_kept_table_follows_a_new_label_after_the_interval(settings):
     settings.DASHBOARD_CACHE_SECONDS = 0  # every read finds the rows out of date (a small corpus: recomputed)
     ds, crowd = crowd_of(10)
-    before = {row["id"]: row["labels_given"] for row in worker_queries.workers_overview(ds)[0]}
+    before = {row["id"]: row["labels_given"] for row in worker_queries.workers_overview(Scope.of_dataset(ds))[0]}
     premise = factories.premise(ds, factories.genre("fiction"), "dev", "One premise more.")
     factories.pair(ds, premise, "One more.", [factories.E, factories.N], author=crowd[1], validators=[crowd[0]])
-    after = {row["id"]: row["labels_given"] for row in worker_queries.workers_overview(ds)[0]}
+    after = {row["id"]: row["labels_given"] for row in worker_queries.workers_overview(Scope.of_dataset(ds))[0]}
     assert after[crowd[0].pk] == before[crowd[0].pk] + 1
 
 

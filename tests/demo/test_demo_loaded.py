@@ -19,6 +19,7 @@ from base.permissions import is_researcher
 from corpus.gold import gold_from_votes
 from corpus.models import NO_GOLD, Dataset, Genre, Label, Pair, Premise, ValidationLabel, Worker
 from corpus.prompt_content import install_prompt_content
+from corpus.scope import Scope
 from crowd.models import Study, TaskKind
 from demo import content as demo_content
 from tests.demo.test_demo import load_demo
@@ -170,7 +171,7 @@ def test_the_demo_has_mpe_items_built_items_and_an_adjudication_case(demo_output
     assert "http://127.0.0.1:8000/validate/mpe/next/" in output
     dataset = Dataset.objects.get(slug="mpe-demo")
     assert dataset.item_kind == ItemKind.MULTI_PREMISE
-    assert sorted(pair.pair_id for pair in adjudication_queue(dataset)) == ["demo-2", "demo-4"]
+    assert sorted(pair.pair_id for pair in adjudication_queue(Scope.of_dataset(dataset))) == ["demo-2", "demo-4"]
     waiting = Pair.objects.filter(dataset=dataset, label_count=0)
     assert waiting.count() == 2 and all(present(pair.word_overlap) <= 0.5 for pair in waiting)
     assert "0 judged items and 0 built items" in load_demo()
@@ -208,7 +209,7 @@ def test_the_demo_studies_pay_per_task_so_the_cost_page_has_figures(client, demo
     assert labels == ValidationLabel.objects.filter(pair__dataset=dataset, position__gt=1).count() > 0
     sessions = StudySession.objects.filter(study=validation, external_session_id__startswith="demo-demo-")
     assert sessions.exists() and all(s.tasks_done > 0 for s in sessions)
-    overview = cost_overview(dataset)
+    overview = cost_overview(Scope.of_dataset(dataset))
     row = next(row for row in overview["studies"] if row.study == validation)
     assert row.labels_bought == labels and row.tasks == sum(s.tasks_done for s in sessions)
     assert str(row.task_money) == f"{row.tasks * validation.payment_per_task} {validation.bonus_currency}"

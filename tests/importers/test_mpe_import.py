@@ -11,6 +11,7 @@ from corpus.agreement import mpe_statistics
 from corpus.gold import ENTAILMENT_CONTRADICTION_3_2, TWO_TWO_ONE
 from corpus.models import Adjudication, AdjudicationSource, Dataset, ItemKind, Pair, Premise, ValidationLabel
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from corpus.selectors import adjudication_queue
 from importers import mpe
 from importers.models import CorpusImport
@@ -54,7 +55,7 @@ def test_dev_imports_with_readme_counts_line_468_reported_and_gold_kept(tmp_path
     assert dataset.item_kind == ItemKind.MULTI_PREMISE
     assert tallies.check_and_rebuild(dataset, repair=False).keys == 0  # its premises are counted like any import's
 
-    stats = mpe_statistics(dataset, split="dev")
+    stats = mpe_statistics(Scope.of_dataset(dataset, "dev"))
     assert stats.label_counts == README_COUNTS["dev"]
     expected = mpe.mpe_statistics(mpe.read_mpe(mpe_path("dev"), repair=True).items)
     assert stats.unanimous == expected.unanimous
@@ -76,7 +77,7 @@ def test_dev_imports_with_readme_counts_line_468_reported_and_gold_kept(tmp_path
 def test_train_imports_with_readme_counts_and_unanimous_share(tmp_path):
     report = import_mpe_file(mpe_path("train"), "mpe")
     assert report.problems == [] and report.pairs_created == 8000
-    stats = mpe_statistics("mpe", split="train")
+    stats = mpe_statistics(Scope.named("mpe", "train"))
     assert stats.label_counts == README_COUNTS["train"]
     assert round(stats.unanimous_share * 100, 2) == 27.55
     # 6176 / 7087 = 87.145 %: the README's "87.2 %" (rounded twice), as in test_mpe_format.
@@ -90,7 +91,7 @@ def test_adjudication_queue_holds_exactly_the_221_and_32_ec_items_of_dev():
     import_mpe_file(mpe_path("dev"), "mpe")
     items = mpe.read_mpe(mpe_path("dev"), repair=True).items
     expected = {item.item_id: reason for item, reason in mpe.adjudication_queue(items)}
-    queue = adjudication_queue(Dataset.objects.get(slug="mpe"))
+    queue = adjudication_queue(Scope.of_dataset(Dataset.objects.get(slug="mpe")))
     assert {pair.pair_id: pair.adjudication_reason for pair in queue} == expected
     assert {pair.adjudication_reason for pair in queue} == {TWO_TWO_ONE, ENTAILMENT_CONTRADICTION_3_2}
 

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from corpus import labels as scheme_labels
 from corpus.models import Dataset, LabelScheme, Pair, PairProvenance, Premise
+from corpus.scope import Scope
 from importers.recast_service import RecastRefused, dry_run, recast_into
 from tests.importers.test_recasting import SENTENCES, name_of, rebuilt, without_name
 from tests.present import present
@@ -90,4 +91,4 @@ def test_recast_premises_count_on_the_corpus_page_like_imported_ones():
     dataset = Dataset.objects.get(slug="counted-puns")
     premises = Premise.objects.filter(dataset=dataset).count()
     assert premises > 0
-    assert _corpus_overview(dataset, None)["premise_summary"]["count"] == premises
+    assert _corpus_overview(Scope.of_dataset(dataset))["premise_summary"]["count"] == premises

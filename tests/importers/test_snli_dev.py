@@ -10,6 +10,7 @@ import pytest
 from corpus.agreement import agreement_stats
 from corpus.models import Pair
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from importers.services import import_pairs_file
 from tests.conftest import shared_file
 from tests.importers.helpers import ensure_genres
@@ -33,7 +34,7 @@ def test_snli_dev_import_recompute_and_statistics():
         file_gold = {row["pairID"]: row["gold_label"] for row in map(json.loads, handle)}
     assert dict(Pair.objects.filter(dataset__slug="snli").values_list("pair_id", "gold_label")) == file_gold
 
-    stats = agreement_stats("snli")
+    stats = agreement_stats(Scope.named("snli"))
     assert stats["pairs"] == 10000
     assert stats["five_label_pairs"] == 9986
     assert stats["gold_counts"] == {"entailment": 3329, "neutral": 3235, "contradiction": 3278, "-": 158}

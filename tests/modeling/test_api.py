@@ -4,7 +4,6 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rest_framework.authtoken.models import Token
@@ -13,6 +12,7 @@ from rest_framework.test import APIClient
 from base.long_tasks import JobStatus
 from corpus.agreement import agreement_stats
 from corpus.models import NO_GOLD, Pair
+from corpus.scope import Scope
 from modeling.models import Snapshot
 from modeling.snapshots.services import create_snapshot, export_snapshot, snapshot_directory
 from modeling.snapshots.tasks import export_snapshot_task
@@ -213,15 +213,15 @@ def test_unknown_parameters_elsewhere_are_400(small_corpus, api):
 
 
 def test_stats_are_agreement_stats(small_corpus, api):
-    cases: list[tuple[str, dict[str, Any]]] = [
-        ("", {}),
-        ("?dataset=mini", {"dataset": "mini"}),
-        ("?dataset=mini&split=dev", {"dataset": "mini", "split": "dev"}),
+    cases: list[tuple[str, Scope]] = [
+        ("", Scope.everything()),
+        ("?dataset=mini", Scope.named("mini")),
+        ("?dataset=mini&split=dev", Scope.named("mini", "dev")),
     ]
-    for query, kwargs in cases:
+    for query, scope in cases:
         response = api.get(f"/api/stats/{query}")
         assert response.status_code == 200
-        assert response.json() == json.loads(json.dumps(agreement_stats(**kwargs)))
+        assert response.json() == json.loads(json.dumps(agreement_stats(scope)))
 
 
 def test_cursor_pagination_is_stable_while_pairs_are_added(small_corpus, api):

@@ -8,6 +8,7 @@ from corpus import tallies, worker_tally
 from corpus.agreement import agreement_stats
 from corpus.models import Label, Pair, ValidationLabel, Worker
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from corpus.services import add_label
 from crowd.models import DeviceSighting, Study, StudySession
 from privacy.models import ErasureRecord
@@ -28,7 +29,7 @@ E, N, C = Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION
 
 def figures(slug):
     """The statistics the dashboard shows, from the maintained tallies and from the pairs."""
-    return {source: agreement_stats(slug, source=source) for source in ("tallies", "pairs")}
+    return {source: agreement_stats(Scope.named(slug), source=source) for source in ("tallies", "pairs")}
 
 
 def no_drift(slug):
@@ -144,7 +145,7 @@ def test_delete_policy_takes_labels_and_written_pairs_out_and_every_figure_equal
     tallies.check_and_rebuild("erasable", tallies.CORPUS, repair=True)
     tallies.check_and_rebuild("erasable", worker_tally.TALLY, repair=True)
     assert figures("erasable") == after
-    assert worker_tally.worker_sums(dataset).get(person.pk) is None
+    assert worker_tally.worker_sums(Scope.of_dataset(dataset)).get(person.pk) is None
 
 
 def test_the_access_download_holds_what_the_register_names_and_is_audited(corpus):

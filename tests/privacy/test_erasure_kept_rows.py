@@ -5,6 +5,7 @@ work, and never part of the access download (their sources are)."""
 import pytest
 
 from corpus.models import Label, Split, Worker
+from corpus.scope import Scope
 from crowd.models import Study, StudySession
 from dashboard import worker_table
 from dashboard.models import WorkerTableRow
@@ -42,8 +43,8 @@ def test_the_kept_rows_of_an_erased_person_go_in_every_scope(make_worker, elsewh
     here = _labelled("kept-here", person, others)
     if elsewhere:
         _labelled("kept-there", person, others, team=Team.objects.create(name="Another lab"))
-    for scope in (here, None):
-        worker_table.recompute(scope, None)
+    for scope in (Scope.of_dataset(here), Scope.everything()):
+        worker_table.recompute(scope)
         flag_rows.recompute(scope)
     assert WorkerTableRow.objects.filter(worker=person).exists()
     assert WorkerFlagRow.objects.filter(worker=person).exists()

@@ -7,6 +7,7 @@ from corpus import tallies, worker_tally
 from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Pair, ValidationLabel, Worker
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from crowd.models import Study, StudySession
 from importers.services import import_pairs_file
 from privacy.services import erase_by_market_id
@@ -17,7 +18,7 @@ VALIDATOR_PAIRS = 1500  # the validator gave the second label of this many pairs
 
 
 def statistics():
-    return {source: agreement_stats("snli", source=source) for source in ("tallies", "pairs")}
+    return {source: agreement_stats(Scope.named("snli"), source=source) for source in ("tallies", "pairs")}
 
 
 @pytest.mark.django_db

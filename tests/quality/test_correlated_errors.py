@@ -13,6 +13,7 @@ from base.long_tasks import JobStatus
 from bench.gold_flip_replay import BOT_PREFIX, HONEST_PREFIX, label_table, read_pairs, replay
 from corpus.labels import NO_GOLD
 from corpus.models import Label, Pair, ValidationLabel
+from corpus.scope import Scope
 from corpus.services import create_pairs
 from quality import aggregation_runs, correlated
 from quality.correlated_runs import CORRELATED
@@ -181,13 +182,16 @@ def test_an_aggregation_run_finds_the_bots_and_sends_what_rests_on_them_to_adjud
     assert run.figures["correlated"]["pairs_to_adjudicate"] == len(stored)
 
     # The queue annotates each pair with the reason (an annotation mypy's plugin cannot see: vars()).
-    queued = {pair.pk: vars(pair)["correlated_reason"] for pair in adjudication.queue(dataset, slug="correlated")}
+    queued = {
+        pair.pk: vars(pair)["correlated_reason"]
+        for pair in adjudication.queue(Scope.of_dataset(dataset), slug="correlated")
+    }
     assert queued == stored
     # A researcher's decision takes a pair out of the queue, as in every queue.
     decided = Pair.objects.get(pk=min(queued))
     adjudication.decide(decided, E, researcher=researcher, reason="read it: entailment")
-    assert decided.pk not in {pair.pk for pair in adjudication.queue(dataset, slug="correlated")}
-    assert adjudication.queue_counts(dataset)["correlated"] == len(stored) - 1
+    assert decided.pk not in {pair.pk for pair in adjudication.queue(Scope.of_dataset(dataset), slug="correlated")}
+    assert adjudication.queue_counts(Scope.of_dataset(dataset))["correlated"] == len(stored) - 1
 
 
 def test_the_adjudication_page_shows_the_reason(
@@ -231,7 +235,7 @@ def test_without_a_group_nothing_is_sent_and_the_page_says_so(
     run = run_check(dataset, researcher, django_capture_on_commit_callbacks)
     assert not CorrelatedWorkerGroup.objects.filter(run=run).exists()
     assert not GroupDecidedPair.objects.exists()
-    assert adjudication.queue_counts(dataset)["correlated"] == 0
+    assert adjudication.queue_counts(Scope.of_dataset(dataset))["correlated"] == 0
     client.force_login(researcher)
     text = client.get(reverse("dashboard:workers"), {"dataset": dataset.slug}).content.decode()
     assert "No correlated group in the latest aggregation runs." in text

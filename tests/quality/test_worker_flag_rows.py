@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from corpus.scope import Scope
 from corpus.services import add_label
 from quality import flag_rows
 from quality import flags as flag_rules
@@ -36,9 +37,9 @@ def shown(rows):
 
 def test_the_rows_equal_worker_quality_after_a_recompute(make_worker):
     dataset, honest, guesser = guesser_corpus(make_worker)
-    flag_rows.recompute(dataset)
-    flag_rows.recompute(None)
-    for scope in (dataset, None):
+    flag_rows.recompute(Scope.of_dataset(dataset))
+    flag_rows.recompute(Scope.everything())
+    for scope in (Scope.of_dataset(dataset), Scope.everything()):
         computed = worker_quality(scope)
         stored = flag_rows.as_quality(flag_rows.rows_of(scope))
         assert shown(stored) == shown(computed)
@@ -49,8 +50,8 @@ def test_the_rows_equal_worker_quality_after_a_recompute(make_worker):
         guesser.pk: [f"flagged: {flag.kind.replace('_', ' ')}" for flag in stored[0].flags]
     }
     # A second recompute replaces the scope's rows; it adds none.
-    flag_rows.recompute(dataset)
-    assert WorkerFlagRow.objects.filter(scope__key=flag_rows.scope_key(dataset)).count() == len(honest) + 1
+    flag_rows.recompute(Scope.of_dataset(dataset))
+    assert WorkerFlagRow.objects.filter(scope__key=Scope.of_dataset(dataset).datasets_key).count() == len(honest) + 1
 
 
 def test_the_rows_follow_a_new_label_once_the_queued_task_has_run(
@@ -60,17 +61,17 @@ def test_the_rows_follow_a_new_label_once_the_queued_task_has_run(
     settings.CELERY_TASK_ALWAYS_EAGER, settings.EMBEDDED_TASKS = True, "inline"  # the task runs here
     cache.clear()  # no eager run in this window yet
     dataset, _honest, _guesser = guesser_corpus(make_worker)
-    flag_rows.recompute(dataset)
-    before = WorkerFlagScope.objects.get(key=flag_rows.scope_key(dataset)).computed_at
+    flag_rows.recompute(Scope.of_dataset(dataset))
+    before = WorkerFlagScope.objects.get(key=Scope.of_dataset(dataset).datasets_key).computed_at
     newcomer = make_worker()
     with django_capture_on_commit_callbacks(execute=True):
         add_label(make_pair(dataset, label=LABELS[0]), LABELS[0], worker=newcomer, seconds=5.0)
-    stored = {row.worker.pk: row for row in flag_rows.as_quality(flag_rows.rows_of(dataset))}
+    stored = {row.worker.pk: row for row in flag_rows.as_quality(flag_rows.rows_of(Scope.of_dataset(dataset)))}
     assert stored[newcomer.pk].labels_given == 1
     assert shown(stored.values()) == shown(
-        sorted(worker_quality(dataset), key=lambda row: list(stored).index(row.worker.pk))
+        sorted(worker_quality(Scope.of_dataset(dataset)), key=lambda row: list(stored).index(row.worker.pk))
     )
-    assert WorkerFlagScope.objects.get(key=flag_rows.scope_key(dataset)).computed_at > before
+    assert WorkerFlagScope.objects.get(key=Scope.of_dataset(dataset).datasets_key).computed_at > before
 
 
 def test_the_workers_page_reads_the_rows_it_shows_and_says_when_they_were_computed(

@@ -5,6 +5,7 @@ import random
 import pytest
 
 from corpus.models import AUTHOR_POSITION, Label, Pair, Worker
+from corpus.scope import Scope
 from corpus.services import add_label, set_workers_excluded
 from quality import flags as flag_rules
 from quality.models import CatchTrialAnswer
@@ -46,7 +47,7 @@ def test_sql_figures_equal_the_pure_leave_one_out_figures(make_worker):
         )
         pairs.append(flag_rules.PairVotes(pair_id=pair.pair_id, votes=votes))
     expected = {figures.worker: figures for figures in flag_rules.worker_figures(pairs)}
-    rows = by_worker(worker_quality(dataset))
+    rows = by_worker(worker_quality(Scope.of_dataset(dataset)))
     for worker in validators:
         row, want = rows[worker.pk], expected[str(worker.pk)]
         assert row.labels_given == want.n_labels
@@ -73,7 +74,7 @@ def test_leave_one_out_uses_three_of_the_other_four(make_worker):
         add_label(p2, label, worker=worker)
     p2.refresh_from_db()
     assert p2.gold_label == N
-    row = by_worker(worker_quality(dataset))[me.pk]
+    row = by_worker(worker_quality(Scope.of_dataset(dataset)))[me.pk]
     assert (row.labels_given, row.loo_items, row.loo_agreements) == (2, 1, 0)
     assert row.label_counts == {N: 2}
 
@@ -86,7 +87,7 @@ def test_an_excluded_workers_label_is_scored_against_all_counted_labels(make_wor
         add_label(pair, label, worker=worker)
     set_workers_excluded(Worker.objects.filter(pk=me.pk), True, teams=[default_team_id()])
     # Counted: E, E, E, N (4 labels, gold E); my C is not among them, so nothing is subtracted.
-    row = by_worker(worker_quality(dataset))[me.pk]
+    row = by_worker(worker_quality(Scope.of_dataset(dataset)))[me.pk]
     assert (row.loo_items, row.loo_agreements) == (1, 0)
 
 
@@ -109,7 +110,7 @@ def test_catch_accuracy_and_writers_share(make_worker):
             expected=E if matched else N,
             matched=matched,
         )
-    rows = by_worker(worker_quality(dataset))
+    rows = by_worker(worker_quality(Scope.of_dataset(dataset)))
     assert (rows[writer.pk].pairs_written, rows[writer.pk].written_gold_differs) == (2, 1)
     assert rows[writer.pk].written_gold_differs_share == 0.5
     assert (rows[validator.pk].catch_seen, rows[validator.pk].catch_matched) == (4, 3)
@@ -134,7 +135,7 @@ def guesser_corpus(make_worker, pairs=36):
 
 def test_a_guesser_is_flagged_with_reasons_and_figures_and_honest_workers_are_not(make_worker):
     dataset, honest, guesser = guesser_corpus(make_worker)
-    rows = by_worker(worker_quality(dataset))
+    rows = by_worker(worker_quality(Scope.of_dataset(dataset)))
     kinds = {flag.kind for flag in rows[guesser.pk].flags}
     assert flag_rules.RANDOM_GUESSER in kinds and flag_rules.TOO_FAST in kinds
     guess = next(flag for flag in rows[guesser.pk].flags if flag.kind == flag_rules.RANDOM_GUESSER)
@@ -143,7 +144,7 @@ def test_a_guesser_is_flagged_with_reasons_and_figures_and_honest_workers_are_no
         assert rows[worker.pk].flags == []
         assert rows[worker.pk].loo_agreement == 1.0
     # Listed first: flagged workers lead the page.
-    assert worker_quality(dataset)[0].worker.pk == guesser.pk
+    assert worker_quality(Scope.of_dataset(dataset))[0].worker.pk == guesser.pk
 
 
 def test_same_label_habit_is_flagged(make_worker):
@@ -155,7 +156,7 @@ def test_same_label_habit_is_flagged(make_worker):
         add_label(pair, E, worker=lazy)
         for worker in helpers:
             add_label(pair, LABELS[number % 3], worker=worker)
-    row = by_worker(worker_quality(dataset))[lazy.pk]
+    row = by_worker(worker_quality(Scope.of_dataset(dataset)))[lazy.pk]
     assert [flag.kind for flag in row.flags if flag.kind == flag_rules.SAME_LABEL] == [flag_rules.SAME_LABEL]
 
 

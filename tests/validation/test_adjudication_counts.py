@@ -6,7 +6,7 @@ an undo), an exclusion, in every scope (a dataset, a team's datasets, every data
 import pytest
 
 from corpus.models import Dataset, Label, Pair, Split, Worker
-from corpus.selectors import TeamDatasets
+from corpus.scope import Scope
 from corpus.services import add_labels, create_pairs, set_workers_excluded
 from corpus.stopping_policies import stop_pairs
 from teams.models import default_team_id
@@ -20,10 +20,10 @@ E, N, C = Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value
 
 def assert_counts_are_the_queues(dataset):
     """Every queue's count equals the pairs its list holds (decided ones left out), in every scope."""
-    for scope in (dataset, TeamDatasets(frozenset({dataset.team_id})), None):
+    for scope in (Scope.of_dataset(dataset), Scope.of_teams([dataset.team_id]), Scope.everything()):
         for split in (None, Split.DEV, Split.TRAIN):
-            listed = {f.slug: adjudication.queue(scope, split, f.slug).count() for f in adjudication.FILTERS}
-            assert adjudication.queue_counts(scope, split) == listed, (scope, split)
+            listed = {f.slug: adjudication.queue(scope.with_split(split), f.slug).count() for f in adjudication.FILTERS}
+            assert adjudication.queue_counts(scope.with_split(split)) == listed, (scope, split)
 
 
 def imported_with_gold(dataset, labels, gold):
@@ -77,12 +77,12 @@ def corpus(make_worker):
 def test_the_counts_equal_the_queues_through_decisions_imports_stops_and_exclusions(corpus, researcher):
     dataset, pair, rushed, validator = corpus
     assert_counts_are_the_queues(dataset)
-    counts = adjudication.queue_counts(dataset)
+    counts = adjudication.queue_counts(Scope.of_dataset(dataset))
     assert (counts["no_gold"], counts["two_two_one"], counts["mpe"], counts["gold_ne_author"]) == (3, 2, 3, 1)
     assert counts["flagged"] == 10
 
     imported_with_gold(dataset, [E, E, N, N, C], N)  # a 2-2-1 split the file decided: waits still
-    assert adjudication.queue_counts(dataset)["two_two_one"] == 3
+    assert adjudication.queue_counts(Scope.of_dataset(dataset))["two_two_one"] == 3
     assert_counts_are_the_queues(dataset)
 
     adjudication.decide(pair["split_221"], N, researcher=researcher, reason="the hypothesis says 'may'")
@@ -91,7 +91,7 @@ def test_the_counts_equal_the_queues_through_decisions_imports_stops_and_exclusi
     adjudication.decide(pair["stopped"], E, researcher=researcher, reason="clearly E")
     rushed_pair = present(Pair.objects.filter(labels__worker=rushed).order_by("pk").first())
     adjudication.decide(rushed_pair, N, researcher=researcher, reason="checked by hand")  # leaves the flagged queue
-    assert adjudication.queue_counts(dataset)["flagged"] == 9
+    assert adjudication.queue_counts(Scope.of_dataset(dataset))["flagged"] == 9
     assert_counts_are_the_queues(dataset)
     adjudication.undo(undone, researcher=researcher)  # the torn pair waits again
     adjudication.decide(pair["stopped"], adjudication.WITHDRAW, researcher=researcher, reason="not sure after all")
@@ -99,7 +99,7 @@ def test_the_counts_equal_the_queues_through_decisions_imports_stops_and_exclusi
 
     # Their labels leave the counters: five-label pairs are four-label ones again.
     set_workers_excluded(Worker.objects.filter(pk__in=[validator.pk, rushed.pk]), True, teams=[default_team_id()])
-    assert adjudication.queue_counts(dataset)["two_two_one"] == 1  # the file's item only
+    assert adjudication.queue_counts(Scope.of_dataset(dataset))["two_two_one"] == 1  # the file's item only
     assert_counts_are_the_queues(dataset)
 
 
@@ -109,8 +109,8 @@ def test_another_teams_pairs_are_in_no_count(corpus):
 
     other = factories.dataset("elsewhere", team=Team.objects.create(slug="other-lab", name="Other lab"))
     factories.pair(other, factories.premise(other, split=Split.DEV), [E, E, N, N, C], needs_validation=True)
-    mine = adjudication.queue_counts(TeamDatasets(frozenset({dataset.team_id})))
-    everyone = adjudication.queue_counts(None)
+    mine = adjudication.queue_counts(Scope.of_teams([dataset.team_id]))
+    everyone = adjudication.queue_counts(Scope.everything())
     assert (everyone["no_gold"], mine["no_gold"]) == (4, 3)
     assert Dataset.objects.count() == 2
     assert_counts_are_the_queues(dataset)

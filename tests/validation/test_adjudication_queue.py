@@ -9,6 +9,7 @@ import pytest
 from base.long_tasks import JobStatus
 from corpus.agreement import agreement_stats
 from corpus.models import Adjudication, Label, Pair, Split
+from corpus.scope import Scope
 from corpus.services import LabelRefused, add_labels
 from modeling.snapshots.selectors import pairs_for_export
 from modeling.snapshots.services import create_snapshot, export_snapshot
@@ -49,7 +50,7 @@ def corpus(make_worker):
 def names(corpus, slug, **options):
     dataset, pairs, rushed = corpus
     by_pk = {pair.pk: name for name, pair in pairs.items()} | {pair.pk: "rushed" for pair in rushed}
-    return sorted({by_pk[pair.pk] for pair in adjudication.queue(dataset, None, slug, **options)})
+    return sorted({by_pk[pair.pk] for pair in adjudication.queue(Scope.of_dataset(dataset), slug, **options)})
 
 
 def test_each_queue_holds_the_pairs_its_filter_names(corpus):
@@ -59,13 +60,13 @@ def test_each_queue_holds_the_pairs_its_filter_names(corpus):
     assert names(corpus, "flagged") == ["rushed"]
     assert names(corpus, "two_two_one") == ["split_221"]
     assert names(corpus, "mpe") == ["split_221", "torn"]
-    assert adjudication.queue_counts(corpus[0])["mpe"] == 2
+    assert adjudication.queue_counts(Scope.of_dataset(corpus[0]))["mpe"] == 2
 
 
 def test_a_decision_moves_the_gold_everywhere_is_kept_with_its_reason_and_is_undone(corpus, researcher):
     dataset, pairs, _ = corpus
     pair = pairs["split_221"]
-    before = agreement_stats(dataset)
+    before = agreement_stats(Scope.of_dataset(dataset))
     adjudication.decide(pair, N, researcher=researcher, reason="the hypothesis says 'may'")
     pair.refresh_from_db()
     assert (pair.gold_label, pair.gold_source, pair.label_count) == (N, "adjudicated", 5)
@@ -75,19 +76,19 @@ def test_a_decision_moves_the_gold_everywhere_is_kept_with_its_reason_and_is_und
     assert names(corpus, "no_gold") == [] and names(corpus, "no_gold", include_decided=True) == []
     assert names(corpus, "two_two_one", include_decided=True) == ["split_221"]
 
-    after = agreement_stats(dataset)
+    after = agreement_stats(Scope.of_dataset(dataset))
     assert after["gold_counts"][N] == before["gold_counts"][N] + 1
     assert after["gold_counts"]["-"] == before["gold_counts"]["-"] - 1
     assert after["gold_sources"]["adjudicated"] == 1 and after["pairs"] == before["pairs"]
     assert after["five_label_pairs"] == before["five_label_pairs"]
     # Read from the tallies (votes only) with the decisions put in, or from the pairs: the same figures.
-    assert after == agreement_stats(dataset, source="pairs")
+    assert after == agreement_stats(Scope.of_dataset(dataset), source="pairs")
     assert (
-        agreement_stats(dataset, adjudicated=False)
+        agreement_stats(Scope.of_dataset(dataset), adjudicated=False)
         == before
-        == agreement_stats(dataset, source="pairs", adjudicated=False)
+        == agreement_stats(Scope.of_dataset(dataset), source="pairs", adjudicated=False)
     )
-    effect = adjudication.before_and_after(dataset)
+    effect = adjudication.before_and_after(Scope.of_dataset(dataset))
     assert {label: (b, a) for label, b, a in effect["gold_counts"]}[N] == (
         before["gold_counts"][N],
         after["gold_counts"][N],
@@ -97,7 +98,7 @@ def test_a_decision_moves_the_gold_everywhere_is_kept_with_its_reason_and_is_und
     adjudication.decide(pair, adjudication.WITHDRAW, researcher=researcher, reason="second look: no majority")
     pair.refresh_from_db()
     assert (pair.gold_label, pair.adjudicated_label, pair.gold_source) == ("-", "", "none")
-    assert agreement_stats(dataset) == before
+    assert agreement_stats(Scope.of_dataset(dataset)) == before
     assert list(Adjudication.objects.filter(pair=pair).values_list("action", flat=True)) == ["label", "withdraw"]
     assert names(corpus, "no_gold") == ["split_221"]  # undone: back in its queue
 
@@ -114,7 +115,7 @@ def test_a_retired_pair_reads_no_gold_and_leaves_every_snapshot(corpus, research
     snapshot = export_snapshot(create_snapshot(None, datasets=[dataset.slug], filters={"splits": ["dev"]}))
     exported = (Path(snapshot.directory) / "dev.jsonl").read_text(encoding="utf-8")
     assert pair.pair_id not in exported and exported.count("\n") == len(PLAN) - 1
-    assert agreement_stats(dataset) == agreement_stats(dataset, source="pairs")
+    assert agreement_stats(Scope.of_dataset(dataset)) == agreement_stats(Scope.of_dataset(dataset), source="pairs")
     adjudication.decide(pair, adjudication.WITHDRAW, researcher=researcher, reason="kept after all")
     assert Pair.objects.get(pk=pair.pk).gold_label == E
     assert pairs_for_export([dataset.slug], {"splits": ["dev"]}).filter(pk=pair.pk).exists()
@@ -134,7 +135,6 @@ def test_a_worker_flagged_on_one_teams_labels_is_not_flagged_on_anothers(make_wo
     """The flagged queue of a team's pages reads the quality checks on that team's labels only: a
     worker who rushed team A's pairs is flagged for team A and not for team B, whose pairs they
     labelled at an ordinary pace (another lab's data never shows on this lab's pages)."""
-    from corpus.selectors import TeamDatasets
     from teams.models import Team
 
     team_a, team_b = (Team.objects.create(slug=slug, name=slug) for slug in ("lab-a", "lab-b"))
@@ -143,7 +143,7 @@ def test_a_worker_flagged_on_one_teams_labels_is_not_flagged_on_anothers(make_wo
         dataset = factories.dataset(f"data-of-{team.slug}", team=team)
         pairs = [factories.pair(dataset, factories.premise(dataset, split=Split.TRAIN), [E]) for _ in range(10)]
         add_labels([(pair, E) for pair in pairs], worker=worker, seconds=seconds)
-    assert worker.pk in adjudication.flagged_workers(TeamDatasets(frozenset({team_a.pk})))
-    assert worker.pk not in adjudication.flagged_workers(TeamDatasets(frozenset({team_b.pk})))
-    team_b_queue = adjudication.queue_counts(TeamDatasets(frozenset({team_b.pk})))
+    assert worker.pk in adjudication.flagged_workers(Scope.of_teams([team_a.pk]))
+    assert worker.pk not in adjudication.flagged_workers(Scope.of_teams([team_b.pk]))
+    team_b_queue = adjudication.queue_counts(Scope.of_teams([team_b.pk]))
     assert team_b_queue["flagged"] == 0

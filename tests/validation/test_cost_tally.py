@@ -9,6 +9,7 @@ from django.db.models import Count
 
 from corpus import tallies
 from corpus.models import LABELS_PER_PAIR, Label, Pair, Premise, StoppingRule
+from corpus.scope import Scope
 from corpus.stopping_policies import set_stopping_policy
 from corpus.validation_flags import set_validation_flags
 from crowd.models import StudySession
@@ -33,7 +34,7 @@ def validated(dataset, make_worker):
 def fresh_rows(dataset=None):
     """The cost page's grouped counts as they were read before the tallies: every claim and pair."""
     bought = (
-        credits.countable(dataset)
+        credits.countable(Scope.of_dataset(dataset))
         .values("study_session__study_id", "pair__premise__split", "pair__premise__genre__slug")
         .annotate(n=Count("id"))
         .order_by()
@@ -54,7 +55,7 @@ def assert_tallies_are_true(dataset=None):
     assert (report.keys, report.rows, report.examples) == (0, 0, [])
     pairs = tallies.check_and_rebuild(dataset, tallies.PAIRS_ONLY, repair=False)
     assert (pairs.keys, pairs.rows) == (0, 0)
-    rows = _grouped_rows(dataset)
+    rows = _grouped_rows(Scope.of_dataset(dataset))
     read = {name: sorted((dict(row) for row in rows[name]), key=repr) for name in ("bought", "outcomes", "pool")}
     assert read == fresh_rows(dataset)
 
@@ -62,7 +63,7 @@ def assert_tallies_are_true(dataset=None):
 def test_submits_exclusions_stops_split_moves_and_decisions_keep_the_tallies_true(validated, researcher):
     dataset, one, two, workers = validated
     assert_tallies_are_true()
-    bought = {row["study_session__study_id"]: row["n"] for row in _grouped_rows(None)["bought"]}
+    bought = {row["study_session__study_id"]: row["n"] for row in _grouped_rows(Scope.everything())["bought"]}
     assert bought == {one.pk: 10, two.pk: 5}  # two validators of study one and one of study two, five pairs each
 
     set_excluded(
@@ -85,7 +86,7 @@ def test_submits_exclusions_stops_split_moves_and_decisions_keep_the_tallies_tru
     tallies.premises_moving(moving, "test")
     moving.update(split="test")
     assert_tallies_are_true()
-    assert {row["pair__premise__split"] for row in _grouped_rows(None)["bought"]} == {"test"}
+    assert {row["pair__premise__split"] for row in _grouped_rows(Scope.everything())["bought"]} == {"test"}
 
 
 def test_a_write_around_the_writers_is_drift_and_the_check_repairs_it(validated):
@@ -111,5 +112,5 @@ def test_a_submit_moves_the_credit_of_a_pair_validated_before(validated, make_wo
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"again-{worker.pk}")
         validate(worker, Label.NEUTRAL, session)
         assert_tallies_are_true()
-    credited = tallies.summed(tallies.scoped(CreditedPairTally, dataset), ("study_id",))
+    credited = tallies.summed(tallies.scoped(CreditedPairTally, Scope.of_dataset(dataset)), ("study_id",))
     assert dict(credited) == {one.pk: 5, two.pk: 5}  # the new pairs are study one's now, the others two's

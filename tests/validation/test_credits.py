@@ -12,6 +12,7 @@ from django.db.models import Count, Exists, ExpressionWrapper, F, IntegerField, 
 from django.db.models.functions import Coalesce
 
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Label, Pair
+from corpus.scope import Scope
 from corpus.validation_flags import set_validation_flags
 from crowd.models import Study, StudySession, TaskKind
 from dashboard.queries.costs import _outcome_rows
@@ -55,7 +56,7 @@ def assert_credits_are_fresh(dataset=None):
     flagged = set(ValidationClaim.objects.filter(credited=True).values_list("pk", flat=True))
     # A values("latest") queryset: its rows are {"latest": claim id}.
     assert flagged == {row["latest"] for row in credits.fresh_credited_ids(dataset)}
-    assert sorted(_outcome_rows(dataset), key=repr) == fresh_outcome_rows(dataset)
+    assert sorted(_outcome_rows(Scope.of_dataset(dataset)), key=repr) == fresh_outcome_rows(dataset)
 
 
 def validation_study(dataset, slug):
@@ -106,19 +107,19 @@ def test_submits_credit_each_pair_to_its_latest_study(validated):
     credited = ValidationClaim.objects.filter(credited=True)
     assert credited.count() == 5
     assert set(credited.values_list("study_session__study_id", flat=True)) == {two.pk}
-    rows = _outcome_rows(None)
+    rows = _outcome_rows(Scope.everything())
     assert {row["credited_to"] for row in rows} == {two.pk}
     assert sum(row["gold"] for row in rows) == 5  # N by the author and study one's two validators (three of five)
 
 
 def test_an_exclusion_and_a_stop_change_the_figures_not_the_credit(validated):
     _, _, _, workers = validated
-    before = _outcome_rows(None)
+    before = _outcome_rows(Scope.everything())
     set_excluded([workers[0].pk, workers[1].pk], True, teams=[default_team_id()])  # their labels leave the pairs' gold
     # Stopped by the flags' one writer (the stopping rules' and the markings'), which the tallies follow.
     set_validation_flags(Pair.objects.filter(pk=present(Pair.objects.order_by("pk").first()).pk), stopped_early=True)
     assert_credits_are_fresh()
-    assert _outcome_rows(None) != before
+    assert _outcome_rows(Scope.everything()) != before
 
 
 def test_a_deleted_session_is_repaired_by_a_rebuild(validated):
@@ -127,7 +128,7 @@ def test_a_deleted_session_is_repaired_by_a_rebuild(validated):
     # The flags, and the cost page's tallies that follow them (validation.cost_tally).
     assert cost_tally.rebuild_with_credits() > 0
     assert_credits_are_fresh()
-    assert {row["credited_to"] for row in _outcome_rows(None)} == {one.pk}
+    assert {row["credited_to"] for row in _outcome_rows(Scope.everything())} == {one.pk}
     ValidationClaim.objects.update(credited=False)  # as after a bulk load around the submit
     out = io.StringIO()
     call_command("rebuild_validation_credits", stdout=out)

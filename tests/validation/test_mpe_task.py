@@ -9,6 +9,7 @@ from corpus.agreement import mpe_statistics
 from corpus.models import Adjudication, AdjudicationSource, ItemKind, Label, Pair, Premise, Split, ValidationLabel
 from corpus.mpe_wording import QUESTION
 from corpus.recompute import recompute_gold
+from corpus.scope import Scope
 from corpus.selectors import adjudication_queue
 from corpus.services import add_labels
 from tests import factories
@@ -126,9 +127,9 @@ def test_queue_gold_and_statistics_after_five_judgments(make_worker):
             [C, C, C, N, E],
         ],
     )
-    queue = {pair.pair_id: pair.adjudication_reason for pair in adjudication_queue(dataset)}
+    queue = {pair.pair_id: pair.adjudication_reason for pair in adjudication_queue(Scope.of_dataset(dataset))}
     assert queue == {"mpe-task-1": "2-2-1 split", "mpe-task-2": "3-2 split between entailment and contradiction"}
-    stats = mpe_statistics(dataset)
+    stats = mpe_statistics(Scope.of_dataset(dataset))
     assert (stats.items, stats.unanimous, stats.with_majority, stats.gold_equals_majority) == (5, 1, 4, 4)
     assert stats.label_counts == {E: 3, N: 0, C: 1} and stats.pending == 2
 
@@ -150,7 +151,7 @@ def test_adjudication_makes_the_researchers_label_gold_keeps_the_judgments_and_l
         researcher,
     )
     assert list(ValidationLabel.objects.order_by("pk").values_list("pair_id", "position", "label")) == labels_before
-    assert [pair.pk for pair in adjudication_queue(dataset)] == [items[1].pk]
+    assert [pair.pk for pair in adjudication_queue(Scope.of_dataset(dataset))] == [items[1].pk]
     # Recomputing the counters from the label table keeps the decision.
     assert recompute_gold(dataset).disagreements == 0
     assert Pair.objects.get(pk=items[0].pk).gold_label == C

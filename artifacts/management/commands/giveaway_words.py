@@ -10,6 +10,7 @@ from artifacts.selectors import giveaway_words_for
 from base.console import format_table
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from corpus.models import Dataset, Genre, Split, Worker
+from corpus.scope import Scope
 
 M = TypeVar("M", bound=Model)
 
@@ -47,8 +48,7 @@ class Command(BaseCommand):
         if options["min_count"] < 1 or options["top"] < 1:
             raise CommandError("--min-count and --top must be at least 1")
         listing = giveaway_words_for(
-            dataset=_get(Dataset, "slug", options["dataset"], "dataset"),
-            split=options["split"],
+            Scope.of_dataset(_get(Dataset, "slug", options["dataset"], "dataset"), options["split"]),
             genre=_get(Genre, "slug", options["genre"], "genre"),
             worker=_get(Worker, "pk", options["worker"], "worker"),
             min_count=options["min_count"],

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from corpus.agreement import adaptive_stopping_in_scope, agreement_stats, coverage_sentences
 from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Dataset, Split
+from corpus.scope import Scope
 
 ROWS = [
     ("Pairs", "pairs", "count"),
@@ -42,7 +43,8 @@ class Command(BaseCommand):
         dataset = options["dataset"]
         if dataset and not Dataset.objects.filter(slug=dataset).exists():
             raise CommandError(f"no dataset {dataset!r}")
-        stats = agreement_stats(dataset=dataset, split=options["split"])
+        scope = Scope.named(dataset, options["split"])
+        stats = agreement_stats(scope)
         if options["json"]:
             self.stdout.write(json.dumps(stats, indent=2))
             return
@@ -64,7 +66,7 @@ class Command(BaseCommand):
                     out(
                         f"  {metric + ' ' + name:<34} {_kappa(row['alpha']):>10}   {row['pairs']} pairs, {_pct(row['share'])}"
                     )
-        rules = adaptive_stopping_in_scope(dataset, options["split"])
+        rules = adaptive_stopping_in_scope(scope)
         if rules:
             out(
                 f"Stopping rule {', '.join(rules)} in scope: only contested pairs take five labels, so read alpha, "

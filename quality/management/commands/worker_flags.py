@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset, WorkerExclusion
+from corpus.scope import Scope
 from quality.selectors import worker_quality
 from quality.services import auto_exclude_flagged
 
@@ -24,12 +25,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, dataset: Any = None, auto_exclude: Any = False, **options: Any) -> None:
-        scope = None
+        chosen = None
         if dataset:
-            scope = Dataset.objects.filter(slug=dataset).first()
-            if scope is None:
+            chosen = Dataset.objects.filter(slug=dataset).first()
+            if chosen is None:
                 raise CommandError(f"There is no dataset '{dataset}'.")
-        rows = worker_quality(scope)
+        rows = worker_quality(Scope.of_dataset(chosen))
         flagged = [row for row in rows if row.flags]
         self.stdout.write(f"{len(rows)} workers, {len(flagged)} flagged")
         excluded_somewhere = set(WorkerExclusion.objects.values_list("worker_id", flat=True))
