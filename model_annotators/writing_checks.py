@@ -93,13 +93,17 @@ class _RunChecker:
 def checks_of(pairs: Iterable[Pair]) -> dict[int, list[dict[str, Any]]]:
     """{pair pk: [check]} of the pairs whose study turned writing checks on with this annotator:
     the latest check of each pair by that annotator (a researcher's page only)."""
-    pairs = list(pairs)
+    return checks_of_pairs([(pair.pk, pair.dataset_id) for pair in pairs])
+
+
+def checks_of_pairs(pairs: Sequence[tuple[int, int]]) -> dict[int, list[dict[str, Any]]]:
+    """`checks_of` the pairs given as (pair pk, dataset pk), for pages that read plain rows."""
     chosen = dict(
         ModelUse.objects.filter(
-            writing_checks_annotator__isnull=False, study__dataset_id__in={p.dataset_id for p in pairs}
+            writing_checks_annotator__isnull=False, study__dataset_id__in={dataset for _, dataset in pairs}
         ).values_list("study__dataset_id", "writing_checks_annotator_id")
     )
-    wanted = [p.pk for p in pairs if p.dataset_id in chosen]
+    wanted = [pk for pk, dataset in pairs if dataset in chosen]
     annotators = set(chosen.values())
     rows = (
         WritingCheck.objects.filter(pair_id__in=wanted, annotator_id__in=annotators)

@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import reduce
 from operator import or_
-from typing import Any, Self
+from typing import Any, Self, TypedDict
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.fields import ArrayField
 from django.db import connection
-from django.db.models import BigIntegerField, Count, F, Prefetch, Q, QuerySet
+from django.db.models import BigIntegerField, Count, F, JSONField, Prefetch, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from authorship.judgements import TYPING_FLAGS, Flag
@@ -23,11 +23,10 @@ from authorship.models import WritingEvidence, WrittenSentence
 from base.subquery import EqualsAny
 from collection.models import PremiseReport
 from corpus import tallies
-from corpus.gold import gold_from_votes
+from corpus.gold import gold_from_votes, gold_source
 from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
-    Dataset,
     Genre,
     Label,
     Pair,
@@ -37,8 +36,10 @@ from corpus.models import (
     ValidationLabel,
     Worker,
 )
-from corpus.selectors import TeamDatasets, in_datasets, pairs_in, premises_in
+from corpus.scope import EVERYTHING, Scope
+from corpus.selectors import pairs_in, premises_in
 from crowd.models import Study
+from model_annotators import writing_checks
 
 from .quality import flagged_workers
 
@@ -164,7 +165,7 @@ def _by_flag(flag: str) -> QuerySet[Any]:
         return WrittenSentence.objects.filter(copy_of__isnull=False).order_by().values("pair_id")
     # "guesser": labelled by a worker the quality checks flag (the adjudication queue's "flagged"),
     # the flagged workers as the figure cache keeps them, their labels by `label_worker_time`.
-    return ValidationLabel.objects.filter(worker_id__in=flagged_workers(None)).order_by().values("pair_id")
+    return ValidationLabel.objects.filter(worker_id__in=flagged_workers(EVERYTHING)).order_by().values("pair_id")
 
 
 def _by_study(slug: str) -> QuerySet[Any]:
@@ -261,14 +262,14 @@ def _in(ids: QuerySet[Any] | list[int], *, read: bool = False) -> Any:
 GENRE_WALK_FROM = 20_000
 
 
-def _genre_pairs(dataset: Dataset | TeamDatasets | None, filters: PairFilters) -> int:
+def _genre_pairs(scope: Scope, filters: PairFilters) -> int:
     """The pairs of the filters' genre and split, from the pair tally (one small statement)."""
-    rows = tallies.pair_counts(dataset, filters.split or None, by=("genre__slug",))
+    rows = tallies.pair_counts(scope.with_split(filters.split), by=("genre__slug",))
     return sum(n for genre, n in rows if genre == filters.genre)
 
 
 def matching_pairs(
-    dataset: Dataset | TeamDatasets | None = None,
+    scope: Scope = EVERYTHING,
     filters: PairFilters | None = None,
     *,
     text: TextMatch | None = None,
@@ -282,13 +283,13 @@ def matching_pairs(
     are read now, once, into the queryset (the page's reads); without, they are subqueries and
     conditions, read when the queryset is (a bulk action's, in its transaction)."""
     filters = filters or PairFilters()
-    pairs = pairs_in(dataset, filters.split or None)
+    pairs = pairs_in(scope.with_split(filters.split))
     if filters.genre:
         pairs = pairs.filter(premise__genre__slug=filters.genre)
-        if _genre_pairs(dataset, filters) <= GENRE_WALK_FROM:
+        if _genre_pairs(scope, filters) <= GENRE_WALK_FROM:
             # A small genre's pairs found from its premises (`premise_genre_text`): walked in id
             # order, a genre with a few thousand pairs read every pair before them.
-            premises = premises_in(dataset, filters.split or None).filter(genre__slug=filters.genre)
+            premises = premises_in(scope.with_split(filters.split)).filter(genre__slug=filters.genre)
             pairs = pairs.filter(EqualsAny(F("premise_id"), ArraySubquery(premises.order_by().values("pk"))))
     if filters.gold:
         pairs = pairs.filter(gold_label=filters.gold)
@@ -343,7 +344,7 @@ def _tallied(filters: PairFilters) -> bool:
     return not any((filters.text, filters.worker, filters.writer, filters.study, filters.flag))
 
 
-def _tally_count(dataset: Dataset | TeamDatasets | None, filters: PairFilters) -> int:
+def _tally_count(scope: Scope, filters: PairFilters) -> int:
     """The pairs that tally-keyed filters match, from the pair tally (a few hundred rows, the gold
     label from the votes and the imported gold) with the adjudicated pairs (few, `pair_adjudicated`)
     moved from their rule's gold to their decided one, as the adjudication page counts its queues."""
@@ -360,11 +361,11 @@ def _tally_count(dataset: Dataset | TeamDatasets | None, filters: PairFilters) -
 
     total = 0
     for genre, author, label_count, e, nu, c, imported, queued, n in tallies.pair_counts(
-        dataset, filters.split or None, by=by
+        scope.with_split(filters.split), by=by
     ):
         if counted(genre, author, label_count, (e, nu, c), gold_from_votes(e, nu, c, imported), queued):
             total += n
-    adjudicated = pairs_in(dataset, filters.split or None).exclude(adjudicated_label="")
+    adjudicated = pairs_in(scope.with_split(filters.split)).exclude(adjudicated_label="")
     if filters.genre:
         adjudicated = adjudicated.filter(premise__genre__slug=filters.genre)
     fields = ("author_label", "label_count", *VOTES, "imported_gold", "needs_validation", "gold_label")
@@ -380,7 +381,7 @@ def _tally_count(dataset: Dataset | TeamDatasets | None, filters: PairFilters) -
 
 
 def count_matching(
-    dataset: Dataset | TeamDatasets | None,
+    scope: Scope,
     filters: PairFilters,
     *,
     text: TextMatch | None = None,
@@ -392,11 +393,11 @@ def count_matching(
     to COUNT_CAP (over a common word's pairs, up to a page's worth: `more than`). `exact`: count
     every match whatever it costs (a bulk action's count). `pairs`: `matching_pairs`' queryset,
     when the caller has it."""
-    pairs = matching_pairs(dataset, filters, text=text) if pairs is None else pairs
+    pairs = matching_pairs(scope, filters, text=text) if pairs is None else pairs
     if exact:
         return Matched(pairs.count(), True)
     if _tallied(filters):
-        return Matched(_tally_count(dataset, filters), True)
+        return Matched(_tally_count(scope, filters), True)
     common_word = filters.text and (text or text_match(filters.text)).ids is None
     cap = PAGE_SIZE if common_word else COUNT_CAP
     found = pairs.order_by()[: cap + 1].count()
@@ -404,7 +405,7 @@ def count_matching(
 
 
 def find_pairs(
-    dataset: Dataset | TeamDatasets | None = None,
+    scope: Scope = EVERYTHING,
     filters: PairFilters | None = None,
     *,
     page_size: int = PAGE_SIZE,
@@ -414,7 +415,7 @@ def find_pairs(
     """(pairs on this page with premise, genre and labels by position, the id to continue after or
     None). `pairs`: `matching_pairs`' queryset, when the caller has it."""
     filters = filters or PairFilters()
-    pairs = matching_pairs(dataset, filters, text=text) if pairs is None else pairs
+    pairs = matching_pairs(scope, filters, text=text) if pairs is None else pairs
     # The page's ids in a subquery of their own, its pairs then joined to what they show: joined
     # to their writers and genres while they were found, a misestimate of the matches made the
     # planner join every match to every worker before it sorted them.
@@ -431,6 +432,143 @@ def find_pairs(
     return page, (page[-1].pk if more else None)
 
 
+class LabelShown(TypedDict):
+    """One of a pair's labels as the browser shows it."""
+
+    position: int
+    label: str
+    role: str  # author or validator
+    worker: str  # its worker's name; "" for an imported label
+    excluded: bool
+
+
+class SenseShown(TypedDict):
+    similarity: float
+    low_sense: bool
+    method: str
+
+
+class PairShown(TypedDict):
+    """One pair of the browser's page: the values its row shows, read in the page's statement."""
+
+    pk: int
+    dataset_id: int
+    pair_id: str
+    dataset: str
+    genre: str
+    split: str
+    premise: str
+    hypothesis: str
+    labels: list[LabelShown]
+    gold_label: str
+    gold_source: str
+    typing_flags: list[str]
+    sense: SenseShown | None
+    model_writing_checks: list[dict[str, Any]]
+
+
+# A page's labels, in position order, as one JSON array per pair: read with the pairs, not as a
+# model instance per label and worker.
+PAGE_LABELS_SQL = """
+    SELECT coalesce(jsonb_agg(
+        jsonb_build_array(l.position, l.label, w.id IS NOT NULL, w.external_id, u.username, l.excluded)
+        ORDER BY l.position, l.id), '[]'::jsonb)
+    FROM validation_validationlabel l
+    LEFT JOIN collection_worker w ON w.id = l.worker_id
+    LEFT JOIN auth_user u ON u.id = w.user_id
+    WHERE l.pair_id = "collection_pair"."id"
+"""
+
+
+def pair_rows(
+    pairs: QuerySet[Pair], *, after: int = 0, page_size: int = PAGE_SIZE
+) -> tuple[list[PairShown], int | None]:
+    """(the page of `pairs` after pair id `after`, each with its premise, genre, labels and who
+    gave them, its typing flags, sense score and model writing checks; the id to continue after or
+    None), in two statements (the page, the writing checks) whatever the page holds."""
+    # The page's ids in a subquery of their own, its pairs then joined to what they show: joined
+    # to their writers and genres while they were found, a misestimate of the matches made the
+    # planner join every match to every worker before it sorted them.
+    ids = pairs.filter(pk__gt=after).order_by("pk").values("pk")[: page_size + 1]
+    found = list(
+        Pair.objects.filter(pk__in=ids)
+        .annotate(shown_labels=RawSQL(PAGE_LABELS_SQL, (), output_field=JSONField()))
+        .order_by("pk")
+        .values_list(
+            "pk",
+            "dataset_id",
+            "pair_id",
+            "dataset__slug",
+            "premise__genre__name",
+            "premise__split",
+            "premise__text",
+            "hypothesis",
+            "gold_label",
+            "adjudicated_label",
+            *VOTES,
+            "shown_labels",
+            "writing_evidence__flags",
+            "sense_score__similarity",
+            "sense_score__low_sense",
+            "sense_score__method",
+        )[: page_size + 1]
+    )
+    more = len(found) > page_size
+    found = found[:page_size]
+    checks = writing_checks.checks_of_pairs([(row[0], row[1]) for row in found])
+    page: list[PairShown] = []
+    for (
+        pk,
+        dataset_id,
+        pair_id,
+        dataset,
+        genre,
+        split,
+        premise_text,
+        hypothesis,
+        gold,
+        adjudicated,
+        entailment,
+        neutral,
+        contradiction,
+        labels,
+        typing,
+        similarity,
+        low_sense,
+        method,
+    ) in found:
+        page.append(
+            {
+                "pk": pk,
+                "dataset_id": dataset_id,
+                "pair_id": pair_id,
+                "dataset": dataset,
+                "genre": genre or "",
+                "split": split or "no split",
+                "premise": premise_text,
+                "hypothesis": hypothesis,
+                "labels": [
+                    {
+                        "position": position,
+                        "label": label,
+                        "role": "author" if position == 1 else "validator",
+                        "worker": Worker.named(external_id, username) if has_worker else "",
+                        "excluded": excluded,
+                    }
+                    for position, label, has_worker, external_id, username, excluded in labels
+                ],
+                "gold_label": gold,
+                "gold_source": gold_source(gold, adjudicated, entailment, neutral, contradiction),
+                "typing_flags": sorted(typing or ()),
+                "sense": None
+                if similarity is None
+                else {"similarity": similarity, "low_sense": low_sense, "method": method},
+                "model_writing_checks": checks.get(pk, []),
+            }
+        )
+    return page, (page[-1]["pk"] if more else None)
+
+
 def studies() -> list[Study]:
     """The writing studies, for the browser's study filter."""
     return list(Study.objects.filter(task_kind__in=("writing", "adversarial")).order_by("slug"))
@@ -445,7 +583,7 @@ def just(premise: Premise) -> QuerySet[Premise]:
     return Premise.objects.filter(pk=premise.pk)
 
 
-def reported_premises(dataset: Dataset | TeamDatasets | None = None, *, limit: int = 200) -> list[Premise]:
+def reported_premises(scope: Scope = EVERYTHING, *, limit: int = 200) -> list[Premise]:
     """Premises held or with open reports, each with its open reports: every premise the
     collection page counts as held is here to act on, and reported ones not held yet too.
 
@@ -455,8 +593,8 @@ def reported_premises(dataset: Dataset | TeamDatasets | None = None, *, limit: i
     open_reports = PremiseReport.objects.filter(resolved=False).select_related("worker__user").order_by("created_at")
     held = Premise.objects.filter(status=PremiseStatus.HELD)
     reported = PremiseReport.objects.filter(resolved=False)
-    held = in_datasets(held, dataset)
-    reported = in_datasets(reported, dataset, via="premise__dataset")
+    held = scope.filter(held)
+    reported = scope.filter(reported, via="premise__dataset")
     ids = {*held.values_list("pk", flat=True), *reported.values_list("premise_id", flat=True)}
     return list(
         Premise.objects.filter(pk__in=ids)
@@ -466,8 +604,8 @@ def reported_premises(dataset: Dataset | TeamDatasets | None = None, *, limit: i
     )
 
 
-def reported_not_held_count(dataset: Dataset | TeamDatasets | None = None) -> int:
+def reported_not_held_count(scope: Scope = EVERYTHING) -> int:
     """Premises with open reports that are not held (fewer reports than the hold takes): still served."""
     reported = PremiseReport.objects.filter(resolved=False).exclude(premise__status=PremiseStatus.HELD)
-    reported = in_datasets(reported, dataset, via="premise__dataset")
+    reported = scope.filter(reported, via="premise__dataset")
     return reported.values("premise_id").distinct().count()

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import template
 
+from corpus.scope import EVERYTHING
 from model_annotators import selectors, writing_checks
 
 register = template.Library()
@@ -14,7 +15,7 @@ register = template.Library()
 
 @register.inclusion_tag("model_annotators/_workers_section.html")
 def model_annotators_section(scope: Any) -> dict[str, Any]:
-    return {"rows": selectors.calibration_rows(scope.within if scope else None)}
+    return {"rows": selectors.calibration_rows(scope.within if scope else EVERYTHING)}
 
 
 @register.simple_tag
@@ -23,24 +24,6 @@ def attach_model_hints(pairs: Any) -> str:
     hints = selectors.adjudication_hints(pairs)
     for pair in pairs:
         pair.model_hints = hints.get(pair.pk, [])
-    return ""
-
-
-@register.simple_tag
-def attach_writing_checks(pairs: Any) -> str:
-    """Give each pair of the pairs browser its model `writing_checks` (where a study turned them on)
-    and its hypothesis's `typing_flags`, shown side by side: evidence on the writing, for researchers
-    only (one query each for the page)."""
-    from authorship.selectors import sense_of_pairs, typing_flags_of_pairs
-
-    pairs = list(pairs)
-    checks = writing_checks.checks_of(pairs)
-    typing = typing_flags_of_pairs([pair.pk for pair in pairs])
-    sense = sense_of_pairs([pair.pk for pair in pairs])  # authorship.sense: a signal, never a refusal
-    for pair in pairs:
-        pair.model_writing_checks = checks.get(pair.pk, [])
-        pair.typing_flags = typing.get(pair.pk, [])
-        pair.sense = sense.get(pair.pk)
     return ""
 
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from collection import premise_pool
-from corpus.models import Label, Pair, Split
+from corpus.models import Label, Split
 from corpus.services import LabelRefused
 from dashboard import bulk
 from dashboard.queries import pairs as queries
@@ -37,12 +37,12 @@ def pairs(request: HttpRequest) -> HttpResponseBase:
     matched = (
         queries.count_matching(scope.within, filters, text=text, exact=exact, pairs=chosen) if filters.narrows else None
     )
-    page: list[Pair]
+    page: list[queries.PairShown]
     next_after: int | None
     if matched is not None and matched.exact and matched.count == 0:
         page, next_after = [], None  # nothing to look for: a walk would read every pair to find no match
     else:
-        page, next_after = queries.find_pairs(scope.within, filters, text=text, pairs=chosen)
+        page, next_after = queries.pair_rows(chosen, after=filters.after)
     return render_page(
         request,
         "dashboard/pairs.html",
