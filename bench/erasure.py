@@ -97,11 +97,12 @@ def build(pair_count: int) -> None:
 
 def from_scratch() -> float:
     from corpus.agreement import agreement_stats
+    from corpus.models import Dataset
     from corpus.recompute import recompute_gold
     from corpus.scope import Scope
 
     started = time.perf_counter()
-    recompute_gold("bench", fix=True, lengths=True)
+    recompute_gold(Dataset.objects.get(slug="bench"), fix=True, lengths=True)
     agreement_stats(Scope.named("bench"), source="pairs")
     return time.perf_counter() - started
 

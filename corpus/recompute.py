@@ -108,13 +108,13 @@ def _disagreeing(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     return _with_recomputed(pairs).filter(differs)
 
 
-def _pairs_of(dataset: Dataset | str | None) -> QuerySet[Pair]:
-    """The pairs of a dataset (or of its slug, a command's; None: of every dataset)."""
-    return pairs_in(Scope.named(dataset) if isinstance(dataset, str) else Scope.of_dataset(dataset))
+def _pairs_of(dataset: Dataset | None) -> QuerySet[Pair]:
+    """The pairs of a dataset (None: of every dataset)."""
+    return pairs_in(Scope.of_dataset(dataset))
 
 
 def find_disagreements(
-    dataset: Dataset | str | None = None, *, limit: int = SHOWN_DISAGREEMENTS, found: list[int] | None = None
+    dataset: Dataset | None = None, *, limit: int = SHOWN_DISAGREEMENTS, found: list[int] | None = None
 ) -> tuple[int, list[dict[str, Any]]]:
     """(count, first `limit` examples) of pairs whose counters differ from the label table; one
     read of every pair, then one of the examples. `found`, a list, receives every such pair's pk.
@@ -133,7 +133,7 @@ def find_disagreements(
     return len(pks), examples
 
 
-def surplus_labels(dataset: Dataset | str | None = None) -> QuerySet[ValidationLabel]:
+def surplus_labels(dataset: Dataset | None = None) -> QuerySet[ValidationLabel]:
     """Labels that count but are not among their pair's earliest five that count: a label a writer
     took beyond the fifth, or the replacement an excluded worker's label had taken once that worker
     is included again. Only labels beyond position 5 can be (the partial index `replacement_labels`)."""
@@ -144,7 +144,7 @@ def surplus_labels(dataset: Dataset | str | None = None) -> QuerySet[ValidationL
     )
 
 
-def _report_overfull(report: "RecomputeReport", dataset: Dataset | str | None) -> None:
+def _report_overfull(report: "RecomputeReport", dataset: Dataset | None) -> None:
     positions: dict[str, list[int]] = {}
     for pair_id, position in surplus_labels(dataset).values_list("pair__pair_id", "position"):
         positions.setdefault(pair_id, []).append(position)
@@ -159,7 +159,7 @@ FIX_BATCH = 1_000  # pairs a fix recounts and writes in one short transaction un
 FIX_WORKERS = 2  # batches fixed at once, each on a connection of its own (outside a transaction)
 
 
-def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, lengths: bool = False) -> RecomputeReport:
+def recompute_gold(dataset: Dataset | None = None, *, fix: bool = True, lengths: bool = False) -> RecomputeReport:
     """Report pairs whose counters disagree with the label table, then set them right.
 
     Returns a `RecomputeReport`. The check is one read of every pair with its labels; only the

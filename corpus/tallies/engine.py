@@ -383,7 +383,7 @@ MAINTAINED: dict[str, Maintained] = {}
 
 
 def check_and_rebuild(
-    dataset: Dataset | str | None = None, maintained: Maintained | None = None, *, repair: bool = True
+    dataset: Dataset | None = None, maintained: Maintained | None = None, *, repair: bool = True
 ) -> Drift:
     """The drift of these tallies (of a dataset, or all) from their truth, and (with `repair`)
     their rebuild from it: one row per key, folded. Without `maintained`, the corpus's own tallies.
@@ -398,13 +398,11 @@ def check_and_rebuild(
     (tests), that transaction's isolation stays as it is.
     """
     maintained = maintained or MAINTAINED["corpus"]
-    # The Dataset row itself is no part of the snapshot.
-    resolved = Scope.named(dataset).one if isinstance(dataset, str) else dataset
     report = Drift(source=maintained.source)
     with one_snapshot_without_folds():
-        truth = maintained.truth(resolved)
+        truth = maintained.truth(dataset)
         for model, key_names in maintained.tables:
-            rows = scoped(model, Scope.of_dataset(resolved))
+            rows = scoped(model, Scope.of_dataset(dataset))
             kept, counted = _read(rows, key_names), truth[model]
             for key in sorted(set(kept) | set(counted), key=repr):
                 have, want = kept.get(key, 0), counted.get(key, 0)

@@ -17,7 +17,7 @@ from nltk.metrics.agreement import AnnotationTask
 from corpus.agreement import agreement_stats, krippendorff_alpha
 from corpus.alpha import NOMINAL, ORDINAL, alpha_of_units
 from corpus.labels import LABELS
-from corpus.models import Pair, Split, ValidationLabel
+from corpus.models import Dataset, Pair, Split, ValidationLabel
 from corpus.recompute import recompute_gold
 from corpus.scope import Scope
 from corpus.services import add_labels
@@ -126,7 +126,7 @@ def test_snli_dev_alpha_from_the_database_equals_the_package_before_and_after_th
     rng = random.Random(42)
     labels = list(ValidationLabel.objects.filter(pair__dataset__slug="snli").values_list("pk", flat=True))
     ValidationLabel.objects.filter(pk__in=[pk for pk in labels if rng.random() < 0.45]).delete()
-    recompute_gold("snli")
+    recompute_gold(Dataset.objects.get(slug="snli"))
     thinned = label_units(factories.Dataset.objects.get(slug="snli"))
     for source in ("tallies", "pairs"):
         alpha = krippendorff_alpha(Scope.named("snli"), source=source)["nominal"]

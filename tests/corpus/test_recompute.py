@@ -110,7 +110,7 @@ def test_labels_of_excluded_workers_are_left_out():
 def test_dataset_scope_leaves_other_datasets_alone():
     ours = make_labelled_pairs(make_dataset("ours"), [[E, E, E, E, E]], prefix="o")
     theirs = make_labelled_pairs(make_dataset("theirs"), [[C, C, C, C, C]], prefix="t")
-    report = recompute_gold(dataset="ours")
+    report = recompute_gold(dataset=Dataset.objects.get(slug="ours"))
     assert report.pairs_checked == 1 and report.fixed == 1
     assert counters(ours[0]) == (5, 5, 0, 0, E)
     assert counters(theirs[0]) == (0, 0, 0, 0, NO_GOLD)

@@ -130,7 +130,7 @@ def test_five_judgments_become_five_label_rows_in_fixed_order_and_file_gold_is_a
     assert premise.text == " ".join(p.text for p in premises)
     assert premise.premise_sentences == [p.text for p in premises]
     # A recompute from the label table keeps the adjudicated gold labels.
-    assert recompute_gold("mpe").disagreements == 0
+    assert recompute_gold(Dataset.objects.get(slug="mpe")).disagreements == 0
     assert Pair.objects.get(pair_id="1").gold_label == "neutral"
     # Importing twice adds nothing.
     again = import_mpe_file(path, "mpe")

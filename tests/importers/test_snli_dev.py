@@ -8,7 +8,7 @@ import json
 import pytest
 
 from corpus.agreement import agreement_stats
-from corpus.models import Pair
+from corpus.models import Dataset, Pair
 from corpus.recompute import recompute_gold
 from corpus.scope import Scope
 from importers.services import import_pairs_file
@@ -27,7 +27,7 @@ def test_snli_dev_import_recompute_and_statistics():
     assert report.split == "dev"
 
     # The importer's counters already agree with the label table; a recompute confirms it.
-    recomputed = recompute_gold("snli")
+    recomputed = recompute_gold(Dataset.objects.get(slug="snli"))
     assert (recomputed.pairs_checked, recomputed.disagreements, recomputed.fixed) == (10000, 0, 0)
 
     with open(path, encoding="utf-8") as handle:

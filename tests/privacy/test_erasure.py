@@ -6,7 +6,7 @@ import pytest
 from audit.models import AuditEntry
 from corpus import tallies, worker_tally
 from corpus.agreement import agreement_stats
-from corpus.models import Label, Pair, ValidationLabel, Worker
+from corpus.models import Dataset, Label, Pair, ValidationLabel, Worker
 from corpus.recompute import recompute_gold
 from corpus.scope import Scope
 from corpus.services import add_label
@@ -34,12 +34,12 @@ def figures(slug):
 
 def no_drift(slug):
     """A recompute from scratch finds nothing to set right: counters, tallies and worker figures."""
-    report = recompute_gold(slug, fix=False)
+    report = recompute_gold(Dataset.objects.get(slug=slug), fix=False)
     assert report.disagreements == 0 and report.overfull_pairs == 0
     assert report.tally_drift is not None and report.worker_tally_drift is not None
     assert report.tally_drift.keys == 0, report.tally_drift.summary()
     assert report.worker_tally_drift.keys == 0, report.worker_tally_drift.summary()
-    lengths_and_words = tallies.check_and_rebuild(slug, tallies.CORPUS, repair=False)
+    lengths_and_words = tallies.check_and_rebuild(Dataset.objects.get(slug=slug), tallies.CORPUS, repair=False)
     assert lengths_and_words.keys == 0, lengths_and_words.summary()
 
 
@@ -142,8 +142,8 @@ def test_delete_policy_takes_labels_and_written_pairs_out_and_every_figure_equal
     after = figures("erasable")
     no_drift("erasable")
     # From scratch: every tally rebuilt from the label table gives the same figures.
-    tallies.check_and_rebuild("erasable", tallies.CORPUS, repair=True)
-    tallies.check_and_rebuild("erasable", worker_tally.TALLY, repair=True)
+    tallies.check_and_rebuild(Dataset.objects.get(slug="erasable"), tallies.CORPUS, repair=True)
+    tallies.check_and_rebuild(Dataset.objects.get(slug="erasable"), worker_tally.TALLY, repair=True)
     assert figures("erasable") == after
     assert worker_tally.worker_sums(Scope.of_dataset(dataset)).get(person.pk) is None
 

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from corpus import tallies, worker_tally
-from corpus.models import Label, Pair, Premise, Worker
+from corpus.models import Dataset, Label, Pair, Premise, Worker
 from corpus.services import create_pairs
 from crowd.models import Study, StudySession
 from privacy.services import erase_by_market_id
@@ -92,6 +92,6 @@ def test_an_erasure_of_hundreds_of_pairs_looks_each_up_and_leaves_every_figure_a
     assert read["collection_pair"] < 3 * PAIRS, read
     after_figures = figures("many")
     no_drift("many")
-    tallies.check_and_rebuild("many", tallies.CORPUS, repair=True)
-    tallies.check_and_rebuild("many", worker_tally.TALLY, repair=True)
+    tallies.check_and_rebuild(Dataset.objects.get(slug="many"), tallies.CORPUS, repair=True)
+    tallies.check_and_rebuild(Dataset.objects.get(slug="many"), worker_tally.TALLY, repair=True)
     assert figures("many") == after_figures

@@ -4,7 +4,7 @@ decided take labels again, gold labels move, and every figure equals a recompute
 import pytest
 
 from corpus import tallies, worker_tally
-from corpus.models import Label, Pair, Split, StoppingPolicy, StoppingRule, Worker
+from corpus.models import Dataset, Label, Pair, Split, StoppingPolicy, StoppingRule, Worker
 from crowd.models import Study, StudySession
 from privacy.services import erase_by_market_id
 from tests import factories
@@ -46,6 +46,6 @@ def test_a_stopped_pair_the_person_decided_takes_labels_again_and_gold_moves_wit
     assert (rows[flipped.pk].gold_label, rows[kept.pk].gold_label) == ("-", E)
     after = figures("recounted")
     no_drift("recounted")
-    tallies.check_and_rebuild("recounted", tallies.CORPUS, repair=True)
-    tallies.check_and_rebuild("recounted", worker_tally.TALLY, repair=True)
+    tallies.check_and_rebuild(Dataset.objects.get(slug="recounted"), tallies.CORPUS, repair=True)
+    tallies.check_and_rebuild(Dataset.objects.get(slug="recounted"), worker_tally.TALLY, repair=True)
     assert figures("recounted") == after

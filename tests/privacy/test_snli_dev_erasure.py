@@ -54,10 +54,10 @@ def test_erasing_a_validator_of_snli_dev_leaves_every_statistic_equal_to_a_fresh
     assert erased["tallies"] == erased["pairs"]  # the maintained tallies and the pairs agree
 
     # From scratch: nothing disagrees, and rebuilding every tally from the labels changes no figure.
-    report = recompute_gold("snli", fix=False)
+    report = recompute_gold(Dataset.objects.get(slug="snli"), fix=False)
     assert report.disagreements == 0
     assert report.tally_drift is not None and report.worker_tally_drift is not None
     assert report.tally_drift.keys == 0 and report.worker_tally_drift.keys == 0
-    tallies.check_and_rebuild("snli", tallies.CORPUS, repair=True)
-    tallies.check_and_rebuild("snli", worker_tally.TALLY, repair=True)
+    tallies.check_and_rebuild(Dataset.objects.get(slug="snli"), tallies.CORPUS, repair=True)
+    tallies.check_and_rebuild(Dataset.objects.get(slug="snli"), worker_tally.TALLY, repair=True)
     assert statistics() == erased

@@ -24,9 +24,10 @@ class Command(BaseCommand):
         parser.add_argument("--check", action="store_true", help="Only report; change nothing (exit 1 on drift).")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        dataset = options["dataset"]
-        if dataset and not Dataset.objects.filter(slug=dataset).exists():
-            raise CommandError(f"no dataset {dataset!r}")
+        slug = options["dataset"]
+        dataset = Dataset.objects.filter(slug=slug).first() if slug else None
+        if slug and dataset is None:
+            raise CommandError(f"no dataset {slug!r}")
         if unknown := set(options["names"]) - set(tallies.MAINTAINED):
             raise CommandError(f"no tally {', '.join(sorted(unknown))}; the tallies: {', '.join(tallies.MAINTAINED)}")
         drifting = []

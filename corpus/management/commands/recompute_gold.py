@@ -26,9 +26,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        dataset = options["dataset"]
-        if dataset and not Dataset.objects.filter(slug=dataset).exists():
-            raise CommandError(f"no dataset {dataset!r}")
+        slug = options["dataset"]
+        dataset = Dataset.objects.filter(slug=slug).first() if slug else None
+        if slug and dataset is None:
+            raise CommandError(f"no dataset {slug!r}")
         report = recompute_gold(dataset=dataset, fix=not options["check"], lengths=True)
         style = self.style.WARNING if report.drifted else self.style.SUCCESS
         self.stdout.write(style(report.summary()))
