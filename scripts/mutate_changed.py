@@ -2,7 +2,8 @@
 fail when one of its operators is flipped?
 
     .venv/bin/python scripts/mutate_changed.py [--base main] [--modules markets/payments.py ...]
-        [--tests tests/markets/test_payments.py ...] [--max-children 1] [--keep] [--list]
+        [--tests tests/markets/test_payments.py ...] [--functions _claim_owed Class.method ...]
+        [--max-children 1] [--keep] [--list]
 
 Which modules: those `git diff --name-only <base>...HEAD` names, plus the uncommitted and untracked
 ones (`git status`), that are Python source of an app package (not under tests/, bench/ or a
@@ -14,6 +15,11 @@ which test called which function (its trampolines), and then runs each mutant of
 the tests that called that function, stopping at the first failure (`pytest -x`). A function no
 test called gives "no tests" mutants: they count as not killed. `--tests` names the test files (or
 node ids) instead: for a module whose importers are many, the ones that guard it.
+
+Which mutants: every one of the modules, or with `--functions` only those of the functions named
+(`name`, or `Class.method` for a method), given to `mutmut run` as name patterns; the others stay
+"not checked". mutmut checks a module from the end of the file up, so a run stopped by `--minutes`
+never reaches the top functions of a long module: name them.
 
 The working tree is never edited: the files git lists (tracked, and untracked but not ignored) are
 copied into a temporary directory, and mutmut writes its mutated copy (`mutants/`) inside that one.
@@ -222,6 +228,18 @@ def function_span(source: str, function: str) -> tuple[int, int] | None:
     return None
 
 
+def mutant_patterns(modules: Sequence[str], functions: Sequence[str]) -> list[str]:
+    """mutmut's name patterns for the mutants of `functions` (`name` or `Class.method`) in each of
+    `modules`: `markets.payments.x__claim_owed__mutmut_*`, `markets.payments.xǁPaymentOutcomeǁline__mutmut_*`."""
+    patterns = []
+    for module in modules:
+        for function in functions:
+            owner, _, name = function.rpartition(".")
+            mangled = f"xǁ{owner}ǁ{name}" if owner else f"x_{name}"
+            patterns.append(f"{dotted(module)}.{mangled}__mutmut_*")
+    return patterns
+
+
 def mutated_line(source: str, function: str, diff: str) -> int | None:
     """The file line of the diff's first removed line, looked for inside the function."""
     removed = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
@@ -314,12 +332,20 @@ def markdown(results: Sequence[MutantResult], table: dict[str, dict[str, object]
     return "\n".join(out) + "\n"
 
 
-def run_mutmut(root: Path, python: str, max_children: int, log: Path, time_limit: float | None = None) -> int:
+def run_mutmut(
+    root: Path,
+    python: str,
+    max_children: int,
+    log: Path,
+    time_limit: float | None = None,
+    patterns: Sequence[str] = (),
+) -> int:
     """mutmut's exit status; past `time_limit` seconds its process group is stopped and the mutants
-    checked so far stand (mutmut records each verdict as it goes), the rest "not checked"."""
+    checked so far stand (mutmut records each verdict as it goes), the rest "not checked". With
+    `patterns`, only the mutants whose names match one of them are run."""
     with log.open("w", encoding="utf-8") as out:
         run = subprocess.Popen(
-            [python, "-m", "mutmut", "run", "--max-children", str(max_children)],
+            [python, "-m", "mutmut", "run", "--max-children", str(max_children), *patterns],
             cwd=root,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -346,6 +372,7 @@ def mutate(
     report_dir: Path | None = None,
     keep: bool = False,
     time_limit: float | None = None,
+    functions: Sequence[str] = (),
     say: Callable[[str], None] = print,
 ) -> tuple[list[MutantResult], dict[str, dict[str, object]], Path]:
     """Run mutmut on `modules` in a copy of `repo`; the results, the per-module table and the JSON
@@ -360,9 +387,10 @@ def mutate(
     try:
         copied = copy_worktree(repo, root)
         write_mutmut_config(root, mutmut_config(root, modules, tests))
-        say(f"mutating {', '.join(modules)} in {root}; tests: {', '.join(tests) or 'none found'}")
+        only = f" (functions: {', '.join(functions)})" if functions else ""
+        say(f"mutating {', '.join(modules)}{only} in {root}; tests: {', '.join(tests) or 'none found'}")
         log = report_dir / f"mutmut-{stamp}.log"
-        code = run_mutmut(root, python, max_children, log, time_limit)
+        code = run_mutmut(root, python, max_children, log, time_limit, mutant_patterns(modules, functions))
         moved = moved_since(repo, copied)
         if moved:
             say(f"the working tree changed during the run, so the run tested an older copy of: {', '.join(moved[:20])}")
@@ -382,6 +410,7 @@ def mutate(
         "seconds": round(time.monotonic() - started),
         "tests": tests,
         "modules": list(modules),
+        "functions": list(functions),
         "moved_during_run": moved,
     }
     report = report_dir / f"mutation-{stamp}.json"
@@ -403,6 +432,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--modules", nargs="+", help="mutate these source modules instead of the changed ones")
     parser.add_argument(
         "--tests", nargs="+", default=[], help="run these test files or node ids instead of those found"
+    )
+    parser.add_argument(
+        "--functions",
+        nargs="+",
+        default=[],
+        help="only the mutants of these functions (name, or Class.method); the others: not checked",
     )
     parser.add_argument("--max-children", type=int, default=1, help="mutants at once (each needs its own database)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy (mutmut browse works there)")
@@ -430,6 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_children=args.max_children,
         keep=args.keep,
         time_limit=args.minutes * 60 if args.minutes else None,
+        functions=args.functions,
     )
     for r in results:
         if r.status not in KILLED_STATUSES | {"not checked"}:

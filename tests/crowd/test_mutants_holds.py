@@ -1,6 +1,8 @@
 """crowd/holds.py at the edges mutmut found unguarded: a study's own hold rules reach the page's
 warning, "More time" and take-backs; the money filters tell waiting, released and refused holds
-apart from their default prefix; and only another participant still in the study counts as waiting."""
+apart from their default prefix; only another participant still in the study counts as waiting;
+and the hold records: a hold replaces only its session's waiting reasons of its kind, a lift takes
+only those, and reasons are cut to their 300 characters."""
 
 from datetime import datetime, timedelta
 
@@ -11,12 +13,15 @@ from django.utils import timezone
 
 from crowd.holds import (
     SHARED_BROWSER,
+    UNVOUCHED,
     bonus_may_go,
+    has_decided_hold,
     hold,
     hold_refused,
     hold_view,
     hold_waits,
     latest_extension,
+    lift,
     money_may_go,
     others_waiting,
     record_no_task,
@@ -145,3 +150,74 @@ def test_the_servers_hold_settings_are_read_and_default_when_unset():
     unset = {key: value for key, value in settings.NLI.items() if key not in own}
     with override_settings(NLI=unset):
         assert server_hold_rules() == {"hold_warning_minutes": 3.0, "hold_extensions": 1, "hold_take_backs": 1}
+
+
+def _reasons(session: StudySession, kind: str) -> list[tuple[str, str]]:
+    return list(CodeHold.objects.filter(session=session, kind=kind).values_list("text", "decision"))
+
+
+def test_a_hold_keeps_the_kinds_other_reasons_and_replacing_takes_only_this_sessions_waiting_ones(make_worker):
+    study = make_study(make_dataset())
+    session, other = session_for(study, make_worker(), "held"), session_for(study, make_worker(), "other")
+    hold(session, SHARED_BROWSER, "Same browser as participant a.")
+    hold(session, SHARED_BROWSER, "Same browser as participant b.")
+    assert len(_reasons(session, SHARED_BROWSER)) == 2, "a second reason of a kind does not replace the first"
+    refused = hold(session, UNVOUCHED, "Not vouched for by the market: refused.")
+    assert refused is not None
+    CodeHold.objects.filter(pk=refused.pk).update(decision=CodeHoldDecision.REFUSED)
+    hold(session, UNVOUCHED, "Not vouched for by the market yet.")
+    hold(other, UNVOUCHED, "Not vouched for by the market yet.")
+
+    answer = hold(session, UNVOUCHED, "The market refused this id.", replacing=True)
+
+    assert answer is not None
+    assert _reasons(session, UNVOUCHED) == [
+        ("Not vouched for by the market: refused.", CodeHoldDecision.REFUSED),  # decided: stays
+        ("The market refused this id.", ""),
+    ]
+    assert _reasons(other, UNVOUCHED) == [("Not vouched for by the market yet.", "")], "another session's"
+    assert len(_reasons(session, SHARED_BROWSER)) == 2, "another kind's"
+    assert hold(session, UNVOUCHED, "The market refused this id.", replacing=True) is None, "the same answer again"
+    assert CodeHold.objects.filter(pk=answer.pk).exists(), "its record stays, not written anew"
+
+
+def test_a_reason_and_the_sessions_line_of_reasons_are_cut_to_300_characters(make_worker):
+    session = session_for(make_study(make_dataset()), make_worker())
+    record = hold(session, SHARED_BROWSER, "x" * 400)
+    assert record is not None and record.text == "x" * 300
+    hold(session, SHARED_BROWSER, "y" * 200)
+    session.refresh_from_db()
+    assert session.code_held_reason == ("x" * 300 + "; " + "y" * 200)[:300]
+
+
+def test_lifting_a_kind_takes_only_this_sessions_waiting_holds_and_counts_them(make_worker):
+    study = make_study(make_dataset())
+    session, other = session_for(study, make_worker(), "held"), session_for(study, make_worker(), "other")
+    refused = hold(session, UNVOUCHED, "Not vouched for by the market: refused.")
+    assert refused is not None
+    CodeHold.objects.filter(pk=refused.pk).update(decision=CodeHoldDecision.REFUSED)
+    hold(session, UNVOUCHED, "Not vouched for by the market yet.")
+    hold(other, UNVOUCHED, "Not vouched for by the market yet.")
+
+    assert lift(session, UNVOUCHED) == 1
+    assert _reasons(session, UNVOUCHED) == [("Not vouched for by the market: refused.", CodeHoldDecision.REFUSED)]
+    assert _reasons(other, UNVOUCHED) == [("Not vouched for by the market yet.", "")]
+    assert lift(session, UNVOUCHED) == 0, "nothing waits any more"
+
+
+def test_a_decided_hold_is_told_of_its_own_session_only(make_worker):
+    study = make_study(make_dataset())
+    session, other = session_for(study, make_worker(), "held"), session_for(study, make_worker(), "other")
+    record = hold(session, SHARED_BROWSER, "Same browser as participant a.")
+    hold(other, SHARED_BROWSER, "Same browser as participant b.")
+    assert record is not None and not has_decided_hold(session)
+    CodeHold.objects.filter(pk=record.pk).update(decision=CodeHoldDecision.RELEASED)
+    assert has_decided_hold(session)
+    assert not has_decided_hold(other)
+
+
+def test_the_same_words_under_another_kind_are_that_kinds_own_reason(make_worker):
+    session = session_for(make_study(make_dataset()), make_worker())
+    assert hold(session, SHARED_BROWSER, "Held for a second look.") is not None
+    assert hold(session, UNVOUCHED, "Held for a second look.") is not None
+    assert sorted(session.code_holds.values_list("kind", flat=True)) == [SHARED_BROWSER, UNVOUCHED]

@@ -2,9 +2,11 @@
 release frees (only this study's rows in that state, never a bonus in flight), what a payment file
 lists and claims, "mark paid" by hand (without a connection, on a set-aside bonus, refused beside
 the API payer), the line a press shows, and what a refused "not paid" and the audit entry of an
-accepted one say (against the market STAND-IN, tests/markets/standin.py)."""
+accepted one say; and the payers: MTurk's answer to a token sent again, who pressed (on the ledger
+and the call log), a bulk bonus given up or split, and a "not paid" Prolific's record contradicts
+or cannot back (against the market STAND-IN, tests/markets/standin.py)."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -15,7 +17,8 @@ from audit.models import AuditEntry
 from corpus.models import Market, Worker
 from markets import payments
 from markets.answers import settled_after
-from markets.models import BatchState, BonusBatch, BonusPayment, Payer, PaymentState
+from markets.connections import ConnectionRefused
+from markets.models import BatchState, BonusBatch, BonusPayment, MarketCall, Payer, PaymentState
 from quality.bonuses import PaymentRefused
 
 from .conftest import arrive, connect_mturk, connect_prolific, ledger_paid, make_study, owe_bonuses
@@ -117,7 +120,7 @@ def test_a_not_paid_pressed_too_early_says_when_to_press_again(standin, django_u
     assert "Prolific pays first and lists the payment in its record afterwards, so its record" in str(refused.value)
 
 
-def test_the_audit_entry_of_a_not_paid_names_when_the_pay_was_sent_and_the_record_read(
+def test_an_accepted_not_paid_frees_its_bonuses_and_its_audit_entry_says_who_what_and_when(
     standin, django_user_model, researcher, monkeypatch
 ):
     study = make_study()
@@ -130,8 +133,19 @@ def test_the_audit_entry_of_a_not_paid_names_when_the_pay_was_sent_and_the_recor
     batch.refresh_from_db()
     assert batch.state == BatchState.ABANDONED
     (entry,) = AuditEntry.objects.filter(action="payment.market_not_paid")
-    assert entry.after["pay_sent_at"] == batch.pay_sent_at.isoformat()
-    assert entry.after["record_read_at"] == later.isoformat()
+    assert (entry.actor_id, entry.team_id, entry.subject_id) == (researcher.pk, study.team_id, str(batch.pk))
+    assert entry.before == {"state": BatchState.PAYING.value}
+    assert entry.after == {
+        "state": BatchState.ABANDONED.value,
+        "released_bonuses": 2,
+        "amounts_cents": batch.amounts_cents,
+        "pay_sent_at": batch.pay_sent_at.isoformat(),
+        "record_read_at": later.isoformat(),
+    }
+    assert entry.reason == "Prolific's record, read after the pay, shows it was not paid."
+    assert set(BonusPayment.objects.values_list("state", "last_error")) == {
+        (PaymentState.RELEASED, "A researcher found on Prolific that this bulk bonus was not paid.")
+    }, "why the bonuses are owed again"
 
 
 def test_a_left_out_bonus_is_listed_and_never_claimed_and_the_files_other_bonuses_still_are(standin, django_user_model):
@@ -248,3 +262,142 @@ def test_the_line_a_press_shows_names_every_count_and_the_first_refusal():
     assert payments.PaymentOutcome(paid=1, amount=Decimal("0.5")).line("USD") == (
         "Paid on the market: 1 bonus(es), 0.50 USD."
     )
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["The UniqueRequestToken {token} was used before.", "This bonus was already sent."],
+    ids=["names-the-token", "says-already"],
+)
+def test_a_bonus_sent_again_under_a_used_token_is_settled_from_mturks_listing(
+    standin, django_user_model, researcher, words
+):
+    study = make_study()
+    connection = connect_mturk(study, standin)
+    sessions = arrive(study, standin, django_user_model, 1, market=Market.MTURK)
+    owe_bonuses(study, sessions, per_session=1)
+    standin.record_lags = True
+    standin.fail("SendBonus", "slow-after")  # MTurk pays, its answer is lost, its listing lags
+    assert payments.pay_owed_bonuses(study).waiting == 1
+    # MTurk's answer to the token sent again may name the token or only say "already": either way
+    # the bonus went through once, and its listing (caught up by the time of the answer) decides.
+    refuse = standin._request_error
+    standin._request_error = lambda message: refuse(
+        words.format(token=message.split()[2]) if "UniqueRequestToken" in message else message
+    )
+    standin.before_answer["SendBonus"] = standin.publish
+
+    outcome = payments.reconcile_payments(connection, by=researcher, now_please=True)
+
+    assert (outcome.paid, outcome.set_aside) == (1, 0)
+    assert len(standin.bonuses_sent) == 1
+    assert list(ledger_paid(study).values_list("recorded_by", flat=True)) == [researcher.pk]
+
+
+def test_an_mturk_press_records_who_paid_and_says_why_mturk_refused_a_bonus(standin, django_user_model, researcher):
+    study = make_study()
+    connect_mturk(study, standin)
+    sessions = arrive(study, standin, django_user_model, 2, market=Market.MTURK)
+    standin.assignments[sessions[1].external_session_id]["WorkerId"] = "someone-else"  # MTurk refuses it
+    owe_bonuses(study, sessions, per_session=1)
+
+    outcome = payments.pay_owed_bonuses(study, by=researcher)
+
+    assert (outcome.paid, outcome.set_aside) == (1, 1)
+    assert len(outcome.errors) == 1 and "Assignment and worker do not match." in outcome.errors[0]
+    assert list(ledger_paid(study).values_list("recorded_by", flat=True)) == [researcher.pk]
+
+
+def test_a_not_paid_on_a_bulk_bonus_prolific_shows_paid_confirms_it_as_the_researchers(
+    standin, django_user_model, researcher
+):
+    study = make_study()
+    batch = _paying_batch(study, standin, django_user_model, "slow-after")  # paid, its answer lost
+
+    assert payments.resolve_unpaid_batch(batch, by=researcher) == 0
+
+    batch.refresh_from_db()
+    assert batch.state == BatchState.PAID
+    assert list(ledger_paid(study).values_list("recorded_by", flat=True)) == [researcher.pk] * 2
+
+
+def test_a_not_paid_while_prolific_cannot_be_asked_frees_nothing_and_says_so(standin, django_user_model):
+    study = make_study()
+    batch = _paying_batch(study, standin, django_user_model, "slow-before")
+    standin.fail("submissions.list", "400", times=3)
+
+    with pytest.raises(ConnectionRefused) as refused:
+        payments.resolve_unpaid_batch(batch)
+
+    assert str(refused.value).startswith("Prolific could not be asked whether it paid this bulk bonus (")
+    assert str(refused.value).endswith("): nothing was freed.")
+    batch.refresh_from_db()
+    assert batch.state == BatchState.PAYING
+
+
+def test_a_prolific_press_gives_up_a_bulk_bonus_whose_creation_failed_and_logs_its_calls_as_the_researchers(
+    standin, django_user_model, researcher
+):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 1)
+    owe_bonuses(study, sessions, per_session=1)
+    standin.fail("bonus.create", "slow-after")  # created on Prolific, its answer lost: never paid
+
+    assert payments.pay_owed_bonuses(study, by=researcher).paid == 0
+    assert BonusBatch.objects.get().state == BatchState.ABANDONED, "no reconcile may take it for a stalled one"
+    assert payments.pay_owed_bonuses(study, by=researcher).paid == 1
+
+    calls = MarketCall.objects.filter(connection=connection)
+    assert calls.count() >= 3 and set(calls.values_list("made_by", flat=True)) == {researcher.pk}
+
+
+def test_a_payer_killed_while_splitting_a_refused_bulk_bonus_leaves_its_bonuses_to_the_lease_then_pays_them(
+    standin, django_user_model, monkeypatch
+):
+    study = make_study()
+    connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 2)
+    owe_bonuses(study, sessions, per_session=1)
+    standin.submissions.pop(sessions[1].external_session_id)  # Prolific refuses one id: the bulk bonus is split
+    split = payments._pay_one_bulk
+    leases: list[datetime] = []
+
+    def killed_when_splitting(connection, part, by):
+        leases.extend(BonusPayment.objects.values_list("lease_until", flat=True))
+        if len(leases) > 2:
+            raise SystemExit("the payer's process was killed")  # before the first half is created again
+        return split(connection, part, by)
+
+    monkeypatch.setattr(payments, "_pay_one_bulk", killed_when_splitting)
+    with pytest.raises(SystemExit):
+        payments.pay_owed_bonuses(study)
+    monkeypatch.undo()
+
+    rows = list(BonusPayment.objects.all())
+    assert {(row.state, row.batch_id) for row in rows} == {(PaymentState.CLAIMED, None)}, (
+        "unbound from the given-up batch"
+    )
+    assert all(row.lease_until > max(leases[:2]) for row in rows), "a fresh lease"
+    assert payments.pay_owed_bonuses(study).paid == 0, "held to the lease's end"
+    later = timezone.now() + timedelta(seconds=settings.MARKET_PAYMENT_LEASE_SECONDS + 1)
+    monkeypatch.setattr(payments, "_now", lambda: later)
+    outcome = payments.pay_owed_bonuses(study)
+    assert (outcome.paid, outcome.set_aside) == (1, 1)
+
+
+def test_a_split_bulk_bonus_says_why_prolific_refused_and_logs_its_calls_as_the_researchers(
+    standin, django_user_model, researcher
+):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 2)
+    owe_bonuses(study, sessions, per_session=1)
+    standin.submissions.pop(sessions[1].external_session_id)  # Prolific refuses one id: the bulk bonus is split
+
+    outcome = payments.pay_owed_bonuses(study, by=researcher)
+
+    assert (outcome.paid, outcome.set_aside) == (1, 1)
+    assert len(outcome.errors) == 1 and "Incorrect id in csv_bonuses" in outcome.errors[0], "Prolific's reason"
+    calls = MarketCall.objects.filter(connection=connection)
+    assert calls.count() >= 4 and set(calls.values_list("made_by", flat=True)) == {researcher.pk}
