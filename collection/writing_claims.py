@@ -24,8 +24,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from corpus.models import Dataset, Premise, PremiseStatus, Worker
-from corpus.selectors import is_excluded_in
+from corpus.models import Dataset, Premise, PremiseStatus, Worker, WorkerExclusion
 from crowd.claiming import ClaimRule, claim_rows, is_live, live_claims_sql, live_params, lock_clause, marks
 from crowd.holds import HoldRenewal, others_waiting, take_backs_allowed
 from crowd.models import ClaimStatus, ServingOrder, Study, StudySession, TaskClaim
@@ -118,10 +117,16 @@ def candidate_statement(
     params += [worker.pk, *live_params(now)]
     if dataset is not None:
         params.append(dataset.writings_per_premise)
+    # The exclusion is a wall: an exclusion committed after the claim's first read still holds.
+    team = "%s" if dataset is not None else "d.team_id"
+    params.append(worker.pk)
+    if dataset is not None:
+        params.append(dataset.team_id)
     sql = (
         f"SELECT p.id FROM collection_premise p{joined} WHERE p.status = %s AND NOT (p.split = '') AND {of_dataset}"
         " AND NOT (p.id IN (SELECT w.premise_id FROM collection_writingclaim w WHERE w.worker_id = %s))"
         f" AND p.writings_done + {_LIVE_CLAIMS} < {limit}"
+        f" AND NOT EXISTS (SELECT 1 FROM {WorkerExclusion._meta.db_table} x WHERE x.worker_id = %s AND x.team_id = {team})"
     )
     if genres and not (dataset is not None and len(genres) == 1):
         sql += f" AND p.genre_id IN ({marks(genres)})"
@@ -154,23 +159,27 @@ class Serving:
     groups_cover_pool: bool = False
 
 
-def serving_of(study: Study | None) -> Serving:
+Served = dict[tuple[int, str], int]
+
+
+def serving_of(study: Study | None, read: tuple[tuple[list[int], list[str]], Served] | None = None) -> Serving:
     """A study's serving. Balanced: the pool's groups, genres when it holds two
     or more, else its files, ordered by the study's claims in each so far (ties in random order),
     so a pool of fiction and travel is written on half and half whatever the import order (the
     claims made, `StudyServed`, kept by `_count_claims_served`); each
     group is tried in turn and the whole pool last. Random: a permutation of its own per study.
-    Import order: the least-written premises by id, as before."""
+    Import order: the least-written premises by id, as before. `read`: the study's pool and served
+    counts already read (`_first_read`), else read here."""
     if study is None:
         return Serving()
-    pool = pool_limits(study)
+    pool = read[0] if read is not None else pool_limits(study)
     seed = int(hashlib.sha256(f"{study.pk}:{study.code_secret}".encode()).hexdigest()[:8], 16)
     if study.serving_order == ServingOrder.IMPORTED:
         return Serving(pool=pool)
     if study.serving_order == ServingOrder.RANDOM:
         return Serving(pool=pool, shuffle_seed=seed)
     genres, sources = pool
-    served = selectors.study_served(study.pk)
+    served = read[1] if read is not None else selectors.study_served(study.pk)
     in_groups: list[tuple[list[int], list[str]]]
     group_genres = genres or selectors.pool_genres(study.dataset_id, sources)
     if len(group_genres) > 1:
@@ -240,7 +249,7 @@ def _claim_in_one_statement(
         " RETURNING *),"
         " counted AS (UPDATE collection_premise SET claims_made = claims_made + 1"
         " WHERE id IN (SELECT premise_id FROM claimed))"
-        f"{served} SELECT * FROM claimed"
+        f"{served} SELECT {_columns_of('claimed')} FROM claimed"
     )
 
     def take(locked: list[int], tried: list[int]) -> list[TaskClaim]:
@@ -256,9 +265,14 @@ def _claim_in_one_statement(
         if counts_served:
             assert study_session is not None
             params += [study_session.study_id, worker.pk % StudyServed.SHARDS]
-        claims: list[TaskClaim] = list(WritingClaim.objects.raw(sql, params))
-        for made in claims:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        claims: list[TaskClaim] = []
+        for row in rows:
+            made = _claim_of(row)
             made.study_session = study_session  # as the caller had it (its study read already)
+            claims.append(made)
         return claims
 
     return take
@@ -317,6 +331,63 @@ def _dry_groups_last(
     return [group for index, group in enumerate(groups) if index not in dry] + [groups[index] for index in sorted(dry)]
 
 
+_FIELDS = [f.attname for f in WritingClaim._meta.concrete_fields]
+
+
+def _columns_of(table: str) -> str:
+    """A writing claim's columns in `_FIELDS` order, of `table` (or a CTE's name): what `_claim_of` reads."""
+    return ", ".join(f"{table}.{connection.ops.quote_name(str(f.column))}" for f in WritingClaim._meta.concrete_fields)
+
+
+def _claim_of(row: Sequence[Any]) -> WritingClaim:
+    """A WritingClaim from a row of `_columns_of`, as the ORM loads one."""
+    claim = WritingClaim.from_db(connection.alias, _FIELDS, row)
+    assert isinstance(claim, WritingClaim)
+    return claim
+
+
+@dataclass(frozen=True)
+class FirstRead:
+    """What a claim reads before it locks anything, in one statement (`_first_read`)."""
+
+    excluded: bool
+    pool: tuple[list[int], list[str]]
+    served: Served
+    own: WritingClaim | None
+
+
+def _first_read(worker: Worker, dataset: Dataset | None, study: Study | None, now: datetime) -> FirstRead:
+    """One statement, atomic on its own: whether the dataset's team excluded the worker
+    (`corpus.selectors.is_excluded_in`'s rule), the study's pool genres (`crowd.selectors.pool_limits`'
+    rule, by genre slug) and its claims served (`selectors.study_served`), the worker's open unexpired
+    claim, and their expired open claims marked expired (they hold no place already)."""
+    through = Study.pool_genres.through._meta.db_table
+    study_id = study.pk if study is not None else None
+    sql = (
+        "WITH expired AS (UPDATE collection_writingclaim SET status = %s"
+        " WHERE worker_id = %s AND status = %s AND expires_at <= %s RETURNING id)"
+        f" SELECT EXISTS (SELECT 1 FROM {WorkerExclusion._meta.db_table} x WHERE x.worker_id = %s AND x.team_id = %s),"
+        f" ARRAY(SELECT g.genre_id FROM {through} g INNER JOIN collection_genre n ON n.id = g.genre_id"
+        " WHERE g.study_id = %s ORDER BY n.slug, n.id),"
+        " (SELECT json_agg(json_build_array(s.genre_id, s.source, s.n)) FROM (SELECT genre_id, source,"
+        " SUM(claims) AS n FROM collection_studyserved WHERE study_id = %s GROUP BY genre_id, source) s),"
+        f" (SELECT COUNT(*) FROM expired), {_columns_of('c')}"
+        " FROM (SELECT 1) one LEFT JOIN collection_writingclaim c"
+        " ON c.worker_id = %s AND c.status = %s AND c.expires_at > %s"
+    )
+    params = [ClaimStatus.EXPIRED, worker.pk, *live_params(now), worker.pk]
+    params += [dataset.team_id if dataset is not None else None, study_id, study_id, worker.pk, *live_params(now)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        excluded, genres, served, _, *claim = cursor.fetchone()
+    return FirstRead(
+        excluded=excluded,
+        pool=(list(genres), list(study.pool_sources or []) if study is not None else []),
+        served={(genre, source): n for genre, source, n in served or []},
+        own=_claim_of(claim) if claim[0] is not None else None,
+    )
+
+
 def _own_open_claim(worker: Worker, now: datetime) -> WritingClaim | None:
     claim = next(
         iter(
@@ -346,11 +417,14 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
     say "no tasks" while work is left.
     """
     now = timezone.now()
-    serving = serving_of(study_session.study if study_session is not None else None)
+    study = study_session.study if study_session is not None else None
+    first = _first_read(worker, dataset, study, now)
+    if first.excluded:
+        raise NotAllowedToWrite(NOT_TAKING_PART)
+    if first.own is not None:
+        return first.own
+    serving = serving_of(study, (first.pool, first.served))
     with transaction.atomic():
-        own = _own_open_claim(worker, now)
-        if own is not None:
-            return own
         wait = {"for locked": False}
 
         def lock(wanted: int, tried: Sequence[int]) -> list[int]:
@@ -492,8 +566,6 @@ def claim_next_premise(
         dataset = study_session.study.dataset
     if dataset is None:
         dataset = Dataset.objects.filter(slug=settings.NLI["DEFAULT_DATASET"]).first()
-    if dataset is not None and is_excluded_in(worker, dataset.team_id):
-        raise NotAllowedToWrite(NOT_TAKING_PART)
     try:
         return _claim_once(worker, dataset, study_session)
     except IntegrityError:
