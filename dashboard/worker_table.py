@@ -4,7 +4,7 @@ The figures come from the maintained worker tallies (`worker_rows`),
 but turning them into a thousand rows, sorting and paging them in Python cost most of a cold
 workers page. `recompute` writes the rows once (`WorkerTableScope`, `WorkerTableRow`, one
 transaction); the page reads the count and the page of rows it shows, sorted in SQL
-(`sorted_rows`), and says when they were computed (`table_as_of`).
+(`sorted_rows`), and says when they were computed (`table_with_count`).
 
 Freshness is the figure cache's: rows older than its interval, or than an exclusion or a
 decision (`figure_cache.figures_changed_at`), are recomputed at once on a small corpus and by the
@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, overload
 
 from django.db import connection, transaction
-from django.db.models import F, OrderBy, QuerySet
+from django.db.models import Count, F, OrderBy, QuerySet
 from django.db.models.functions import Collate
 from django.utils import timezone
 
@@ -115,12 +115,19 @@ def _refresh(scope: Scope) -> datetime:
     return recompute(scope)
 
 
-def table_as_of(scope: Scope) -> tuple[int, datetime]:
-    """(the stored scope's id, when its rows were computed), after making sure they are there: a
-    scope never computed is computed now; rows out of date (`figure_cache`'s rules) are recomputed
-    now on a small corpus and by a task on a large one, shown meanwhile."""
+def table_with_count(scope: Scope) -> tuple[int, datetime, int | None]:
+    """(the stored scope's id, when its rows were computed, how many rows it has), after making sure
+    they are there: a scope never computed is computed now; rows out of date (`figure_cache`'s
+    rules) are recomputed now on a small corpus and by a task on a large one, shown meanwhile. The
+    count is read with the scope's row (None when the rows were computed now: the page counts them
+    as it reads them)."""
     key = scope.key
-    found = WorkerTableScope.objects.filter(key=key).values_list("pk", "computed_at").first()
+    found = (
+        WorkerTableScope.objects.filter(key=key)
+        .annotate(count=Count("rows"))
+        .values_list("pk", "computed_at", "count")
+        .first()
+    )
     if found is not None:
         at = found[1].timestamp()
         if at >= figures_changed_at() and timezone.now().timestamp() - at < cache_seconds():
@@ -128,9 +135,10 @@ def table_as_of(scope: Scope) -> tuple[int, datetime]:
     large = corpus_is_large()  # asked on a first load too, so it reads the statements a later one does
     if found is not None and large:
         schedule_refresh(REFRESH_NAME, scope)
-        return found
+        return found  # the kept rows, shown meanwhile
     recompute(scope)
-    return WorkerTableScope.objects.values_list("pk", "computed_at").get(key=key)
+    scope_id, computed_at = WorkerTableScope.objects.values_list("pk", "computed_at").get(key=key)
+    return scope_id, computed_at, None
 
 
 def order_of(sort: str) -> tuple[list[OrderBy], str]:
@@ -149,12 +157,12 @@ def order_of(sort: str) -> tuple[list[OrderBy], str]:
 
 class WorkerTable(Sequence[dict[str, Any]]):
     """The scope's rows in the asked order as the page's dicts, read as a paginator asks: its
-    length is one count, a slice one LIMIT/OFFSET read."""
+    length is the count given (or one count), a slice one LIMIT/OFFSET read."""
 
-    def __init__(self, scope_id: int, sort: str) -> None:
+    def __init__(self, scope_id: int, sort: str, count: int | None = None) -> None:
         order, self.sort = order_of(sort)
         self.rows: QuerySet[WorkerTableRow] = WorkerTableRow.objects.filter(scope_id=scope_id).order_by(*order)
-        self._count: int | None = None
+        self._count = count  # known when read with the scope's row (`table_with_count`)
 
     def __len__(self) -> int:
         if self._count is None:

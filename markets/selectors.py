@@ -79,11 +79,14 @@ def _figure(rows: QuerySet[BonusEntry]) -> dict[str, Any]:
     return {"n": row["n"], "total": row["total"] or Decimal("0")}
 
 
-def machine_figures(study: Study) -> dict[str, dict[str, Any]]:
+def machine_figures(study: Study, *, connected: bool | None = None) -> dict[str, dict[str, Any]]:
     """Count and amount of the study's bonuses in each state of the payment machine, by the one
     rule: owed (no payer holds it), in flight (claimed or sent, by the API or a downloaded file),
-    set aside, paid (the ledger). A study without a connection has owed and paid only."""
-    if not MarketConnection.objects.filter(study=study).exists():
+    set aside, paid (the ledger). A study without a connection has owed and paid only (`connected`:
+    whether it has one, when the caller knows)."""
+    if connected is None:
+        connected = MarketConnection.objects.filter(study=study).exists()
+    if not connected:
         return {
             "owed": _figure(bonuses.unpaid(study)),
             "in_flight": _figure(BonusEntry.objects.none()),
@@ -103,8 +106,9 @@ def bonus_page_money(study: Study) -> dict[str, Any]:
     """The bonus page's money by the one rule: what may be confirmed by hand (owed, sent by a
     downloaded file, or set aside), what the API payer holds, what files sent, what was set aside,
     and the machine's figures (owed, in flight, set aside, paid)."""
-    figures = machine_figures(study)
-    if not MarketConnection.objects.filter(study=study).exists():
+    connected = MarketConnection.objects.filter(study=study).exists()
+    figures = machine_figures(study, connected=connected)
+    if not connected:
         return {"confirmable": bonuses.unpaid(study), "api": [], "files": [], "aside": [], "figures": figures}
     by_hand = (
         free_of_payers()

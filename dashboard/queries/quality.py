@@ -6,15 +6,15 @@ from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Q
+from django.db.models import Count, Exists, OuterRef, Q
 
-from corpus.models import Pair, Worker
+from corpus.models import Pair, Worker, WorkerExclusion
 from corpus.scope import EVERYTHING, Scope
 from crowd.models import Study, StudySession
 from crowd.selectors import worker_marks
 from quality import flag_rows
 from quality.catch_trials import catch_pools
-from quality.models import ReferenceLabel
+from quality.models import ReferenceLabel, WorkerFlagScope
 from quality.selectors import WorkerQuality
 from teams.access import scoped
 from validation.models import ValidationClaim
@@ -46,26 +46,52 @@ def worker_flags_as_of(scope: Scope) -> datetime:
     are recomputed now on a small corpus and by a task on a large one (the page shows them, and
     how old they are, meanwhile). New labels queue their own refresh (`flag_rows.labels_moved`).
     The rows are of every split of the scope's datasets."""
+    return _flags_with(scope)[0]
+
+
+def _flags_with(scope: Scope, *fields: str, **expressions: Any) -> tuple[datetime, dict[str, Any] | None]:
+    """`worker_flags_as_of`, and the kept scope row's `fields` and `expressions` read in the same
+    statement: None when the rows were computed now (read them afresh), so a page asks the kept
+    row once for its time and what it shows of it."""
     scope = scope.whole()
-    at = flag_rows.computed_at(scope)
+    found = (
+        WorkerFlagScope.objects.filter(key=scope.datasets_key)
+        .order_by("pk")
+        .values("computed_at", *fields, **expressions)
+        .first()
+    )
+    at = found["computed_at"] if found is not None else None
     if at is not None and at.timestamp() >= figures_changed_at() and time.time() - at.timestamp() < cache_seconds():
-        return at
+        return at, found
     # Asked on a first load too, so it reads the statements a later one does.
     large = corpus_is_large()
     if at is not None and large:
         schedule_refresh("worker-flag-rows", scope)
-        return at
-    return flag_rows.recompute(scope)
+        return at, found  # the kept rows, shown meanwhile: their time and what is read with it agree
+    return flag_rows.recompute(scope), None
 
 
-def worker_quality_page(scope: Scope, number: str | int | None, per_page: int) -> tuple[Page[WorkerQuality], datetime]:
+def worker_quality_page(
+    scope: Scope, number: str | int | None, per_page: int
+) -> tuple[Page[WorkerQuality], datetime, set[int]]:
     """One page of `worker_quality`'s rows (flagged first, then by labels given) from the
-    maintained rows: the page's rows and their count, whatever the crowd's size; and when they
-    were computed."""
-    as_of = worker_flags_as_of(scope)
-    page: Page[Any] = Paginator(flag_rows.rows_of(scope), per_page).get_page(number)
-    page.object_list = flag_rows.as_quality(page.object_list)  # the slice read, as the rows it was
-    return page, as_of
+    maintained rows: the page's rows and their count, whatever the crowd's size; when they were
+    computed; and which of the page's workers are excluded in the scope's teams (an exclusion is a
+    team's), read with the rows."""
+    as_of, kept = _flags_with(scope, count=Count("rows"))
+    exclusions = WorkerExclusion.objects.filter(worker_id=OuterRef("worker_id"))
+    if scope.dataset is not None:
+        exclusions = exclusions.filter(team_id__in=[scope.dataset.team_id])
+    elif scope.teams is not None:
+        exclusions = exclusions.filter(team_id__in=scope.teams)
+    paginator = Paginator(flag_rows.rows_of(scope).annotate(excluded=Exists(exclusions)), per_page)
+    if kept is not None:
+        paginator.__dict__["count"] = kept["count"]  # the paginator's cached count: read with the time
+    page: Page[Any] = paginator.get_page(number)
+    rows = list(page.object_list)
+    excluded = {row.worker_id for row in rows if row.excluded}
+    page.object_list = flag_rows.as_quality(rows)  # the slice read, as the rows it was
+    return page, as_of, excluded
 
 
 def flagged_workers(scope: Scope = EVERYTHING) -> list[int]:
@@ -78,8 +104,11 @@ def flagged_workers(scope: Scope = EVERYTHING) -> list[int]:
 def flagged_workers_as_of(scope: Scope = EVERYTHING) -> tuple[list[int], datetime, int]:
     """`flagged_workers`, when they were computed (the page says so) and how many pairs they had
     labelled then (`quality.flag_rows.pairs_labelled_by`: the flagged queue's count before decisions)."""
-    as_of = worker_flags_as_of(scope)
-    flagged, pairs = flag_rows.flagged_with_pairs(scope) or ([], None)
+    as_of, kept = _flags_with(scope, "flagged", "flagged_pairs")
+    if kept is None:
+        flagged, pairs = flag_rows.flagged_with_pairs(scope) or ([], None)
+    else:
+        flagged, pairs = sorted(kept["flagged"]), kept["flagged_pairs"]
     if pairs is None:  # the first page since the rows were computed counts them, once
         pairs = flag_rows.count_flagged_pairs(scope, flagged, as_of)
     return flagged, as_of, pairs

@@ -8,7 +8,6 @@ from authorship.selectors import (
     typing_flagged_share_by_study_day,
     typing_flags_by_worker,
 )
-from corpus.selectors import excluded_workers
 from dashboard.queries import workers as queries
 from dashboard.queries.quality import worker_quality_page
 from quality.correlated_runs import latest_groups
@@ -36,7 +35,8 @@ def workers(request: HttpRequest) -> HttpResponseBase:
     # How each writer's hypotheses were typed (authorship app): flagged of those with a record.
     typing = typing_flags_by_worker((row["id"] for row in page.object_list), scope.teams_within)
     page.object_list = [{**row, "typing": typing.get(row["id"])} for row in page.object_list]
-    quality_page, flags_as_of = worker_quality_page(scope.within, request.GET.get("qpage"), WORKERS_PER_PAGE)
+    # The quality rows' page, with which of its workers are excluded in the scope's teams.
+    quality_page, flags_as_of, excluded = worker_quality_page(scope.within, request.GET.get("qpage"), WORKERS_PER_PAGE)
     columns = [
         {
             "key": key,
@@ -61,8 +61,8 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         # of them (its own `qpage`), so the page's size does not grow with the crowd.
         quality=quality_page,
         flags_as_of=flags_as_of,  # the maintained rows' time: the figures may be a little older than the page
-        # Excluded in the scope's teams (an exclusion is a team's); the teams the form acts in.
-        excluded=excluded_workers(scope.within),
+        # The quality rows' workers excluded in the scope's teams; the teams the form acts in.
+        excluded=excluded,
         exclusion_teams=access.teams_to_choose(request.user, access.RESEARCH),
         typing_over_time=typing_flagged_share_by_study_day(scope.teams_within),  # per study and day
         # Copies across writers, sessions and studies: per writer, and who shares what.

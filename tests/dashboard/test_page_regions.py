@@ -1,0 +1,91 @@
+"""The workers, bonuses and adjudication pages read each region of the page in its own few
+statements, sized by the rows it shows: the same number with three times the crowd (studies,
+workers, pairs, catch pools, bonuses), and no more than the regions need. The workers table and
+the worker-quality table read their count with their kept scope row, the quality rows carry their
+workers' exclusions, the flagged queue reads the flags with their time, and the bonus page asks
+once whether its study has a market connection.
+
+The crowd is `cost_factories.build` (two studies, five workers, six pairs, claims, bonuses), with a
+catch trial marked in each dataset and served by each validation study, built once and then twice
+more in datasets of their own."""
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from corpus.models import Worker, WorkerExclusion
+from crowd.models import Study
+from quality.models import ReferenceLabel
+from teams.models import Team
+from validation import adjudication
+
+from . import cost_factories
+
+pytestmark = pytest.mark.django_db
+
+# Statements of a cold page (figure cache emptied, the kept worker tables fresh), session and
+# user included.
+STATEMENTS = {
+    "workers": 19,
+    "bonuses": 23,
+    "flagged queue": 14,
+}
+
+
+def crowd(copy):
+    ds, _writing, validation, pairs = cost_factories.build(f"regions-{copy}", prefix=f"r{copy}-")
+    ReferenceLabel.objects.create(pair=pairs["A"], label=cost_factories.E, is_catch_trial=True)
+    Study.objects.filter(pk=validation.pk).update(catch_trial_share=0.2, is_active=True)
+    return ds
+
+
+def pages():
+    yield "workers", reverse("dashboard:workers")
+    yield "bonuses", reverse("dashboard:bonuses")
+    for queue in adjudication.FILTERS:
+        name = "flagged queue" if queue.slug == "flagged" else f"{queue.slug} queue"
+        yield name, f"{reverse('dashboard:adjudication')}?queue={queue.slug}"
+
+
+def statements(client, url):
+    cache.clear()
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(url)
+    assert response.status_code == 200, url
+    return len(captured)
+
+
+def test_each_region_is_read_once_whatever_the_crowd(client, researcher, settings):
+    client.force_login(researcher)
+    crowd(1)
+    settings.DASHBOARD_CACHE_SECONDS = 600  # the kept worker tables as a first load computed them
+    for _, url in pages():
+        client.get(url)
+    small = {name: statements(client, url) for name, url in pages()}
+    crowd(2)
+    crowd(3)
+    for _, url in pages():
+        client.get(url)
+    large = {name: statements(client, url) for name, url in pages()}
+    assert small == large, (small, large)
+    assert {name: large[name] for name in STATEMENTS} == STATEMENTS, large
+
+
+def test_the_quality_rows_mark_the_exclusions_of_the_scope_teams_only(client, researcher, settings):
+    client.force_login(researcher)
+    ds = crowd(1)
+    settings.DASHBOARD_CACHE_SECONDS = 600
+    workers = list(Worker.objects.order_by("pk"))
+    WorkerExclusion.objects.create(worker=workers[0], team_id=ds.team_id)
+    elsewhere = Team.objects.create(slug="elsewhere", name="Elsewhere")
+    WorkerExclusion.objects.create(worker=workers[1], team=elsewhere)
+    # Every dataset: any team's exclusion marks the worker.
+    context = client.get(reverse("dashboard:workers")).context
+    shown = {row.worker.pk for row in context["quality"]}
+    assert context["excluded"] == {workers[0].pk, workers[1].pk} & shown
+    assert context["quality"].paginator.count == 5
+    # One dataset: its team's exclusions only.
+    context = client.get(f"{reverse('dashboard:workers')}?dataset={ds.slug}").context
+    assert context["excluded"] == {workers[0].pk} & {row.worker.pk for row in context["quality"]}
