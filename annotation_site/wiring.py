@@ -37,7 +37,7 @@ from base.long_tasks import JobStatus, LongTaskKind, reap_stale_long_tasks
 from base.task_queue import load_for_enqueue
 from base.uploads import discard_upload
 from collection.models import PremiseImport, WritingClaim
-from collection.premise_import import PREMISE_UPLOAD_TASK
+from collection.premise_uploads import PREMISE_UPLOAD_TASK
 from collection.writing_rules import load_word_list
 from consent import registry as consent_registry
 from consent.selectors import consent_refusal

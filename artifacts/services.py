@@ -23,9 +23,9 @@ from corpus.selectors import pairs_in
 
 from . import tag_tally
 from .models import PairTags, TaggingJob
-from .phenomena import (
+from .phenomena import PHENOMENON_NAMES
+from .phenomenon_tagger import (
     MODEL_PACKAGES,
-    PHENOMENON_NAMES,
     PhenomenonTagger,
     TaggerUnavailable,
     chunks,

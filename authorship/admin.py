@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from corpus.admin import RecordAdmin
+from corpus.admin_base import RecordAdmin
 
 from .models import WritingEvidence
 

@@ -1,4 +1,4 @@
-"""Benchmark and check: Penn trees from spaCy's dependency parse (artifacts.trees) on SNLI 1.0 dev.
+"""Benchmark and check: Penn trees from spaCy's dependency parse (artifacts.dependency_trees) on SNLI 1.0 dev.
 
     /work/main/.venv/bin/python bench/parses.py [--timing-pairs 2000] [--batch-size 256] [--n-process 2]
 
@@ -32,17 +32,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from artifacts.dependency_trees import constituency_tree, tokens_of  # noqa: E402
 from artifacts.parse_scoring import BracketScore, right_branching  # noqa: E402
-from artifacts.phenomena import (  # noqa: E402
-    PREMISE,
-    TaggedPair,
-    _sentences_to_run,
-    doc_phenomena,
-    load_tagger,
-    normalise_text,
-    pair_phenomena,
-)
-from artifacts.trees import binary_parse, constituency_tree, parse_tree, tokens_of  # noqa: E402
+from artifacts.phenomena import PREMISE, TaggedPair, normalise_text, pair_phenomena  # noqa: E402
+from artifacts.phenomenon_tagger import _sentences_to_run, doc_phenomena, load_tagger  # noqa: E402
+from artifacts.trees import binary_parse, parse_tree  # noqa: E402
 
 SNLI_DEV = Path(os.environ.get("NLI_SHARED_DATA", REPO.parent / "shared" / "data")) / "snli_1.0_dev.jsonl"
 

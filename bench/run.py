@@ -752,7 +752,7 @@ def _before_rows(table, args, base):
     from django.db.models import Count
     from django.test import RequestFactory
 
-    from corpus.admin import SEARCH_COUNT_CAP
+    from corpus.admin_pairs import SEARCH_COUNT_CAP
     from corpus.models import Pair
     from corpus.scope import Scope
     from corpus.selectors import pairs_in, premises_in

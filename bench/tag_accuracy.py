@@ -61,7 +61,8 @@ def main():
     django.setup()
     import json
 
-    from artifacts.phenomena import PHENOMENA, load_tagger
+    from artifacts.phenomena import PHENOMENA
+    from artifacts.phenomenon_tagger import load_tagger
     from bench.snli_dev_split import direct
     from modeling.training.data import load_snapshot
     from modeling.training.loop import train

@@ -27,16 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from artifacts.phenomena import (  # noqa: E402 (after the sys.path line: bench scripts run as plain files)
-    BOTH,
-    HYPOTHESIS,
-    PHENOMENA,
-    PREMISE,
-    doc_phenomena,
-    load_tagger,
-    normalise_text,
-    pair_phenomena,
-)
+# The imports below come after the sys.path line (E402): bench scripts run as plain files.
+from artifacts.phenomena import BOTH, HYPOTHESIS, PHENOMENA, PREMISE, normalise_text, pair_phenomena  # noqa: E402
+from artifacts.phenomenon_tagger import doc_phenomena, load_tagger  # noqa: E402
 
 SNLI_DEV = Path(os.environ.get("NLI_SHARED_DATA", REPO.parent / "shared" / "data")) / "snli_1.0_dev.jsonl"
 

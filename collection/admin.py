@@ -7,7 +7,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from corpus.admin import ImportRunAdmin, PairInline, short
+from corpus.admin_base import ImportRunAdmin, short
+from corpus.admin_pairs import PairInline
 from corpus.models import Premise, PremiseStatus
 
 from . import premise_pool

@@ -23,10 +23,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
 from django.conf import settings
-from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 from tqdm import tqdm
@@ -35,10 +34,8 @@ from audit import services as audit
 from base.json_errors import json_error_text
 from base.long_tasks import TakenOver, heartbeat, hold_as_taken
 from base.progress import ProgressWriter
-from base.uploads import queue_upload
 from corpus.bulk import bulk_import
 from corpus.models import Dataset, Genre, ImportStatus, Premise, Split, text_hash
-from corpus.selectors import DatasetNameRefused, dataset_named_by
 from corpus.services import create_premises
 
 from .models import PremiseImport
@@ -552,77 +549,9 @@ def _import_files(
     importer.flush()
 
 
-PREMISE_UPLOAD_TASK = "collection.import_uploaded_premises"
-
-
 def check_split(split: str | None) -> str:
     """A premise import's split: train, dev, test, or blank (none yet); anything else is refused."""
     split = (split or "").strip()
     if split and split not in Split.values:
         raise PremiseImportError(f"Unknown split {split!r}: one of {', '.join(Split.values)}, or none.")
     return split
-
-
-def queue_premise_upload(
-    uploaded: UploadedFile[Any],
-    genre: str,
-    dataset: str | None,
-    file_format: str = "auto",
-    split: str = "",
-    *,
-    user: Any = None,
-) -> PremiseImport:
-    """A premise file uploaded on the dashboard: checked here (genre, format, UTF-8 text) so a
-    refusal is said at once and nothing is kept, then stored and its import row made queued,
-    imported by a Celery worker after the commit with the command's rules (collection.tasks).
-    Raises PremiseImportError with the reason."""
-    chosen = resolve_genre(genre)
-    dataset_slug = (dataset or "").strip() or settings.NLI["DEFAULT_DATASET"]
-    if file_format not in ("auto", "text", "jsonl"):
-        raise PremiseImportError(f"Unknown format {file_format!r}: one of auto, text, jsonl.")
-    split = check_split(split)
-
-    # The name in the uploader's teams (corpus.selectors.dataset_named): one of their datasets, or a
-    # new one of their team; another team's dataset of that name is neither reached nor named.
-    try:
-        named = dataset_named_by(dataset_slug, user)
-    except DatasetNameRefused as refused:
-        raise PremiseImportError(str(refused)) from None
-
-    def create_import(stored: str, size: int) -> PremiseImport:
-        found, _ = Dataset.objects.get_or_create(
-            slug=named.slug, defaults={"name": dataset_slug, **({"team_id": named.team_id} if named.team_id else {})}
-        )
-        audit.record(
-            "import.queued",
-            actor=user,
-            subject=found,
-            team_id=found.team_id,
-            after={"file": uploaded.name or "upload", "genre": chosen.slug, "kind": "premises"},
-            datasets=[found.slug],
-        )
-        return PremiseImport.objects.create(
-            dataset=found,
-            genre=chosen,
-            source=(uploaded.name or "upload")[:255],
-            bytes_total=size,
-            status=ImportStatus.QUEUED,
-            upload=stored,
-            file_format=file_format,
-            split=split,
-        )
-
-    return queue_upload(
-        uploaded,
-        PREMISE_UPLOAD_TASK,
-        create_import,
-        check=lambda path: check_files([path]),
-        refusal=PremiseImportError,
-    )
-
-
-def import_stored_premises(record: PremiseImport, path: Path) -> PremiseImportReport:
-    """An upload's import as its Celery task runs it (base.uploads.import_upload)."""
-    return import_premises(
-        [path], record.genre, record.dataset, file_format=record.file_format, record=record, split=record.split
-    )

@@ -197,7 +197,7 @@ def _borrowed_model() -> Any:
 
 
 def _load_model() -> Any:
-    from artifacts.phenomena import MODEL_PACKAGES, choose_model_package, import_spacy, installed_model_packages
+    from artifacts.phenomenon_tagger import MODEL_PACKAGES, choose_model_package, import_spacy, installed_model_packages
 
     spacy = import_spacy()
 

@@ -5,7 +5,8 @@ from celery import shared_task
 from base.uploads import import_upload
 
 from .models import PremiseImport
-from .premise_import import PREMISE_UPLOAD_TASK, PremiseImportError, import_stored_premises
+from .premise_import import PremiseImportError
+from .premise_uploads import PREMISE_UPLOAD_TASK, import_stored_premises
 
 
 @shared_task(name=PREMISE_UPLOAD_TASK)

@@ -33,6 +33,11 @@ from .labels import GOLD_MAJORITY as GOLD_MAJORITY
 from .labels import LABELS_PER_PAIR as LABELS_PER_PAIR
 from .labels import NO_GOLD as NO_GOLD
 
+# The workers' models live in their own module, as models of this app.
+from .worker_models import Market as Market
+from .worker_models import Worker as Worker
+from .worker_models import WorkerExclusion as WorkerExclusion
+
 
 class Label(models.TextChoices):
     ENTAILMENT = labels.ENTAILMENT, "entailment"
@@ -288,75 +293,6 @@ class ImportRun(LongTask):
         if self.status == ImportStatus.DONE:
             return 1.0
         return self.bytes_read / self.bytes_total if self.bytes_total else 0.0
-
-
-# --- the people behind labels ----------------------------------------------------------------------
-
-
-class Market(models.TextChoices):
-    LOCAL = "local", "account on this site"
-    PROLIFIC = "prolific", "Prolific"
-    MTURK = "mturk", "Mechanical Turk"
-
-
-class Worker(models.Model):
-    """Whoever writes or labels pairs. Every worker has a Django user; market arrivals have no usable password.
-
-    The row lives in the core because every pair and label names its worker, and whether a
-    worker's labels count (`WorkerExclusion`, a team's decision) is part of the gold rule; how
-    workers arrive is `crowd`'s. Workers are shared by the teams: a person may work for several labs.
-    """
-
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="worker")
-    market = models.CharField(max_length=10, choices=Market.choices, default=Market.LOCAL)
-    external_id = models.CharField(max_length=128, blank=True, help_text="PROLIFIC_PID or MTurk workerId.")
-    is_trusted = models.BooleanField(default=False, help_text="In the closed pool of trusted validators.")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        db_table = "collection_worker"
-        ordering = ["id"]
-        # The researcher's rights (base/permissions.py); they sit on the worker because
-        # researchers act on workers: who counts, who is paid.
-        permissions = [
-            ("use_research_tools", "Can use the research dashboard, API and admin"),
-            ("exclude_worker", "Can exclude workers' labels or include them again"),
-            ("pay_bonus", "Can record bonus payments"),
-        ]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["market", "external_id"], condition=~Q(external_id=""), name="unique_market_worker"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return self.named(self.external_id, self.user.get_username())
-
-    @staticmethod
-    def named(external_id: str, username: str) -> str:
-        """How a worker is named (`str`), from the two columns: for pages that read plain rows."""
-        return external_id or username
-
-
-# --- pairs and their labels ------------------------------------------------------------------------
-
-
-class WorkerExclusion(models.Model):
-    """A team's decision that a worker's answers on its datasets count nowhere (worker quality, SNLI
-    §2.2): their labels there leave gold labels, statistics and snapshots (`ValidationLabel.excluded`
-    follows it, `corpus.services.set_workers_excluded`), and they take no more of its tasks. Another
-    team's data is not touched: a worker excluded by one lab may go on labelling for another."""
-
-    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="exclusions")
-    team = models.ForeignKey("teams.Team", on_delete=models.CASCADE, related_name="worker_exclusions")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["worker", "team"], name="one_exclusion_per_worker_team")]
-        indexes = [models.Index(fields=["team", "worker"], name="exclusion_team_worker")]
-
-    def __str__(self) -> str:
-        return f"{self.worker} excluded in team {self.team_id}"
 
 
 class StoppingRule(models.TextChoices):
@@ -637,70 +573,10 @@ class Adjudication(models.Model):
         return f"{self.pair.pair_id}: {self.label} ({self.source})"
 
 
-# --- where a pair came from, and whether its hypothesis reads as English ----------------------------
-
-
-class PairProvenance(models.Model):
-    """Where an imported or recast pair came from (DNC's metadata, Poliak et al. 2018 §3).
-
-    The columns are what the admin shows and filters on; `data_record` and `metadata_record` keep
-    the source's own JSON objects as text (key order included: jsonb would sort it), so a DNC
-    export gives the released files back exactly. Context, hypothesis and label are not repeated
-    there: they come from the premise, the pair and its author label row.
-    """
-
-    pair = models.OneToOneField(Pair, on_delete=models.CASCADE, related_name="provenance", primary_key=True)
-    corpus = models.CharField(max_length=200, blank=True, db_index=True)
-    corpus_sent_id = models.CharField(max_length=300, blank=True)
-    corpus_license = models.CharField(max_length=300, blank=True)
-    creation_approach = models.CharField(max_length=50, blank=True)
-    type_of_inference = models.CharField(max_length=100, blank=True, db_index=True)
-    source = models.CharField(max_length=255, blank=True, help_text="File (or template) the pair came from.")
-    json_style = models.CharField(
-        max_length=10, blank=True, help_text="python2 / python3: how the source file laid out its JSON."
-    )
-    data_record = models.TextField(
-        blank=True, help_text="The source's data object, without context, hypothesis and label."
-    )
-    metadata_record = models.TextField(blank=True, help_text="The source's metadata object (empty when it had none).")
-
-    class Meta:
-        verbose_name_plural = "pair provenance"
-
-    def __str__(self) -> str:
-        return f"{self.corpus} {self.corpus_sent_id}"
-
-
-class Grammaticality(models.TextChoices):
-    NONE = "none", "no grammatical errors"
-    MINOR = "minor", "minor grammatical issues"
-    MAJOR = "major", "major grammatical issues"
-
-
-class GrammaticalityJudgment(models.Model):
-    """A worker's judgment of a hypothesis on its own (DNC Appendix B.4): none / minor / major issues.
-
-    Snapshots can leave out pairs whose hypothesis most judges found to have major issues.
-    """
-
-    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="grammaticality_judgments")
-    worker = models.ForeignKey(
-        Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="grammaticality_judgments"
-    )
-    judgment = models.CharField(max_length=5, choices=Grammaticality.choices)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["pair_id", "id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["pair", "worker"], condition=Q(worker__isnull=False), name="one_grammaticality_per_worker"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.pair_id}: {self.judgment}"
-
+# What is kept beside a pair lives in its own module, as models of this app.
+from .pair_record_models import Grammaticality as Grammaticality  # noqa: E402
+from .pair_record_models import GrammaticalityJudgment as GrammaticalityJudgment  # noqa: E402
+from .pair_record_models import PairProvenance as PairProvenance  # noqa: E402
 
 # The tallies' tables live with their engine (corpus/tallies/models.py), as models of this app.
 from .tallies.models import LengthKind as LengthKind  # noqa: E402

@@ -19,7 +19,8 @@ from django.utils.safestring import SafeString
 from audit import services as audit
 from base.permissions import EXCLUDE_WORKERS
 from corpus import services as corpus_services
-from corpus.admin import PairAdmin, WorkerAdmin
+from corpus.admin import WorkerAdmin
+from corpus.admin_pairs import PairAdmin
 from corpus.models import Pair, Worker
 from corpus.services import ExclusionOutcome
 from crowd.admin import StudyAdmin

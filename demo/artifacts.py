@@ -13,7 +13,7 @@ from django.db import transaction
 
 from artifacts.models import StudyNudge
 from artifacts.monitoring import refresh_monitor, scoring_model
-from artifacts.phenomena import TaggerUnavailable
+from artifacts.phenomenon_tagger import TaggerUnavailable
 from artifacts.selectors import latest_refresh
 from artifacts.services import get_tagger, pairs_to_tag, run_tagging_job, start_tagging
 from corpus.labels import LABELS

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from corpus.admin import ImportRunAdmin
+from corpus.admin_base import ImportRunAdmin
 
 from .models import CorpusImport
 

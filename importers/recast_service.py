@@ -1,4 +1,4 @@
-"""Recasting into the database: a template (importers.recasting: a shipped one, or any template file)
+"""Recasting into the database: a template (importers.recast_templates: a shipped one, or any template file)
 turns source rows into pairs with provenance. A dry run shows the first pairs and writes nothing;
 saving writes every pair, its premise, label and provenance in ONE transaction (all or nothing).
 
@@ -19,7 +19,7 @@ from audit import services as audit
 from corpus.models import Dataset, Genre, Pair
 from corpus.selectors import DatasetNameRefused, NamedDataset, dataset_named_by
 
-from . import dnc, recasting
+from . import dnc, recast_templates, recasting
 from .dnc_import import SCHEMES, DncImportError, DncImportReport, store_dnc_pairs
 
 PREVIEW_PAIRS = 10
@@ -36,10 +36,14 @@ class RecastPreview:
     rows_read: int
 
 
-def load(template: recasting.RecastTemplate | str | Path) -> recasting.RecastTemplate:
+def load(template: recast_templates.RecastTemplate | str | Path) -> recast_templates.RecastTemplate:
     try:
-        return template if isinstance(template, recasting.RecastTemplate) else recasting.load_template(template)
-    except recasting.TemplateError as error:
+        return (
+            template
+            if isinstance(template, recast_templates.RecastTemplate)
+            else recast_templates.load_template(template)
+        )
+    except recast_templates.TemplateError as error:
         raise RecastRefused(str(error)) from None
 
 
@@ -56,7 +60,7 @@ def next_pair_id(dataset_slug: str) -> int:
 
 
 def dry_run(
-    template: recasting.RecastTemplate | str | Path,
+    template: recast_templates.RecastTemplate | str | Path,
     rows: Iterable[dict[str, str]],
     n: int = PREVIEW_PAIRS,
     split: str = "dev",
@@ -73,13 +77,13 @@ def dry_run(
     first = next_pair_id(dataset) if dataset else 1
     try:
         pairs = list(islice(recasting.recast(template, counted, split=split, seed=seed, first_pair_id=first), n))
-    except (recasting.RecastError, ValueError) as error:
+    except (recast_templates.RecastError, ValueError) as error:
         raise RecastRefused(str(error)) from None
     return RecastPreview(template=template.name, pairs=pairs, rows_read=counted.n)
 
 
 def recast_into(
-    template: recasting.RecastTemplate | str | Path,
+    template: recast_templates.RecastTemplate | str | Path,
     rows: Iterable[dict[str, str]],
     dataset: str,
     split: str,
@@ -96,7 +100,7 @@ def recast_into(
     first = next_pair_id(dataset)
     try:
         pairs = list(recasting.recast(template, rows, split=split, seed=seed, first_pair_id=first))
-    except (recasting.RecastError, ValueError) as error:
+    except (recast_templates.RecastError, ValueError) as error:
         raise RecastRefused(f"{error}; nothing was saved") from None
     if not pairs:
         raise RecastRefused("the source has no rows; nothing was saved")

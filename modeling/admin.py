@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from corpus.admin import ReadOnlyInline, RecordAdmin
+from corpus.admin_base import ReadOnlyInline, RecordAdmin
 
 from .models import Snapshot, SnapshotFile, TrainingRun
 

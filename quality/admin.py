@@ -7,7 +7,7 @@ from django.contrib import admin
 from django.contrib.auth.models import User
 from django.http import HttpRequest
 
-from corpus.admin import ReadOnlyAdmin
+from corpus.admin_base import ReadOnlyAdmin
 
 from .models import BonusEntry, CatchTrialAnswer, ReferenceLabel
 

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.db.models import ManyToManyField, QuerySet
 from django.http import HttpRequest
 
-from corpus.admin import ReadOnlyInline, RecordAdmin
+from corpus.admin_base import ReadOnlyInline, RecordAdmin
 
 from .models import QualificationAnswer, QualificationAttempt, QualificationTest, ReferenceLabel
 from .qualification import pool_problem

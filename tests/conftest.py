@@ -377,7 +377,7 @@ def _reference_data_after_a_flush(sender, app_config=None, **kwargs):
     transactional one in a pytest process found them gone and made all 82 rows again inside its own
     rolled-back transaction: about 45 ms of setup for each of some 2,000 tests."""
     if app_config is not None and app_config.label == "corpus":
-        from corpus.prompt_content import install_prompt_content
+        from corpus.prompt_install import install_prompt_content
 
         install_prompt_content()
 
@@ -404,7 +404,8 @@ def _reference_data(request):
     )
     request.getfixturevalue("transactional_db" if transactional else "db")
     from corpus.models import Genre
-    from corpus.prompt_content import GENRES, install_prompt_content
+    from corpus.prompt_content import GENRES
+    from corpus.prompt_install import install_prompt_content
 
     if Genre.objects.count() < len(GENRES):
         install_prompt_content()
@@ -428,7 +429,8 @@ def rows_for_the_module(django_db_blocker, directory):
     from django.test import override_settings
 
     from corpus.models import Genre
-    from corpus.prompt_content import GENRES, install_prompt_content
+    from corpus.prompt_content import GENRES
+    from corpus.prompt_install import install_prompt_content
 
     directory = Path(directory)
     suite_settings = override_settings(

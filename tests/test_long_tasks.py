@@ -197,7 +197,7 @@ def test_the_kinds_name_the_tasks_their_services_queue():
     from quality.aggregation_runs import TASK_NAME
 
     app.loader.import_default_modules()
-    from collection.premise_import import PREMISE_UPLOAD_TASK
+    from collection.premise_uploads import PREMISE_UPLOAD_TASK
     from importers.services import PAIRS_UPLOAD_TASK
     from model_annotators.services import LABEL_TASK
 
@@ -245,7 +245,7 @@ def killed_upload_import(restarts=0):
 
     from base.long_tasks import take
     from collection.models import PremiseImport
-    from collection.premise_import import queue_premise_upload
+    from collection.premise_uploads import queue_premise_upload
     from tests.importers.helpers import ensure_genres
 
     ensure_genres("fiction")

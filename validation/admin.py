@@ -1,8 +1,8 @@
-"""Admin of validation claims and policies (researchers only). Labels are the core's (corpus.admin)."""
+"""Admin of validation claims and policies (researchers only). Labels are the core's (corpus.admin_pairs)."""
 
 from django.contrib import admin
 
-from corpus.admin import short
+from corpus.admin_base import short
 
 from .models import PremiseLabel, PremisePair, ValidationClaim, ValidationPolicy
 

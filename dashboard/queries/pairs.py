@@ -1,5 +1,5 @@
-"""The pair browser: find pairs by text, genre, split, worker, gold label and label pattern, and
-read each with its labels and who gave them; and the queue of premises reported by writers.
+"""The pair browser: find and count pairs by text, genre, split, worker, gold label and label
+pattern (dashboard.queries.pair_page reads a page of them).
 
 Every filter is an indexed condition on the pair row or its counters (the label pattern is a
 condition on the vote counters, never a scan of the label table), and pages go by pair id
@@ -10,28 +10,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import reduce
 from operator import or_
-from typing import Any, Self, TypedDict
+from typing import Any, Self
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.fields import ArrayField
 from django.db import connection
-from django.db.models import BigIntegerField, Count, F, JSONField, Prefetch, Q, QuerySet
+from django.db.models import BigIntegerField, Count, F, Prefetch, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from authorship.judgements import TYPING_FLAGS, Flag
 from authorship.models import WritingEvidence, WrittenSentence
 from base.subquery import EqualsAny
-from collection.models import PremiseReport
 from corpus import tallies
-from corpus.gold import gold_from_votes, gold_source
+from corpus.gold import gold_from_votes
 from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
     Genre,
     Label,
     Pair,
-    Premise,
-    PremiseStatus,
     Split,
     ValidationLabel,
     Worker,
@@ -39,7 +36,6 @@ from corpus.models import (
 from corpus.scope import EVERYTHING, Scope
 from corpus.selectors import pairs_in, premises_in
 from crowd.models import Study
-from model_annotators import writing_checks
 
 from .quality import flagged_workers
 
@@ -432,180 +428,6 @@ def find_pairs(
     return page, (page[-1].pk if more else None)
 
 
-class LabelShown(TypedDict):
-    """One of a pair's labels as the browser shows it."""
-
-    position: int
-    label: str
-    role: str  # author or validator
-    worker: str  # its worker's name; "" for an imported label
-    excluded: bool
-
-
-class SenseShown(TypedDict):
-    similarity: float
-    low_sense: bool
-    method: str
-
-
-class PairShown(TypedDict):
-    """One pair of the browser's page: the values its row shows, read in the page's statement."""
-
-    pk: int
-    dataset_id: int
-    pair_id: str
-    dataset: str
-    genre: str
-    split: str
-    premise: str
-    hypothesis: str
-    labels: list[LabelShown]
-    gold_label: str
-    gold_source: str
-    typing_flags: list[str]
-    sense: SenseShown | None
-    model_writing_checks: list[dict[str, Any]]
-
-
-# A page's labels, in position order, as one JSON array per pair: read with the pairs, not as a
-# model instance per label and worker.
-PAGE_LABELS_SQL = """
-    SELECT coalesce(jsonb_agg(
-        jsonb_build_array(l.position, l.label, w.id IS NOT NULL, w.external_id, u.username, l.excluded)
-        ORDER BY l.position, l.id), '[]'::jsonb)
-    FROM validation_validationlabel l
-    LEFT JOIN collection_worker w ON w.id = l.worker_id
-    LEFT JOIN auth_user u ON u.id = w.user_id
-    WHERE l.pair_id = "collection_pair"."id"
-"""
-
-
-def pair_rows(
-    pairs: QuerySet[Pair], *, after: int = 0, page_size: int = PAGE_SIZE
-) -> tuple[list[PairShown], int | None]:
-    """(the page of `pairs` after pair id `after`, each with its premise, genre, labels and who
-    gave them, its typing flags, sense score and model writing checks; the id to continue after or
-    None), in two statements (the page, the writing checks) whatever the page holds."""
-    # The page's ids in a subquery of their own, its pairs then joined to what they show: joined
-    # to their writers and genres while they were found, a misestimate of the matches made the
-    # planner join every match to every worker before it sorted them.
-    ids = pairs.filter(pk__gt=after).order_by("pk").values("pk")[: page_size + 1]
-    found = list(
-        Pair.objects.filter(pk__in=ids)
-        .annotate(shown_labels=RawSQL(PAGE_LABELS_SQL, (), output_field=JSONField()))
-        .order_by("pk")
-        .values_list(
-            "pk",
-            "dataset_id",
-            "pair_id",
-            "dataset__slug",
-            "premise__genre__name",
-            "premise__split",
-            "premise__text",
-            "hypothesis",
-            "gold_label",
-            "adjudicated_label",
-            *VOTES,
-            "shown_labels",
-            "writing_evidence__flags",
-            "sense_score__similarity",
-            "sense_score__low_sense",
-            "sense_score__method",
-        )[: page_size + 1]
-    )
-    more = len(found) > page_size
-    found = found[:page_size]
-    checks = writing_checks.checks_of_pairs([(row[0], row[1]) for row in found])
-    page: list[PairShown] = []
-    for (
-        pk,
-        dataset_id,
-        pair_id,
-        dataset,
-        genre,
-        split,
-        premise_text,
-        hypothesis,
-        gold,
-        adjudicated,
-        entailment,
-        neutral,
-        contradiction,
-        labels,
-        typing,
-        similarity,
-        low_sense,
-        method,
-    ) in found:
-        page.append(
-            {
-                "pk": pk,
-                "dataset_id": dataset_id,
-                "pair_id": pair_id,
-                "dataset": dataset,
-                "genre": genre or "",
-                "split": split or "no split",
-                "premise": premise_text,
-                "hypothesis": hypothesis,
-                "labels": [
-                    {
-                        "position": position,
-                        "label": label,
-                        "role": "author" if position == 1 else "validator",
-                        "worker": Worker.named(external_id, username) if has_worker else "",
-                        "excluded": excluded,
-                    }
-                    for position, label, has_worker, external_id, username, excluded in labels
-                ],
-                "gold_label": gold,
-                "gold_source": gold_source(gold, adjudicated, entailment, neutral, contradiction),
-                "typing_flags": sorted(typing or ()),
-                "sense": None
-                if similarity is None
-                else {"similarity": similarity, "low_sense": low_sense, "method": method},
-                "model_writing_checks": checks.get(pk, []),
-            }
-        )
-    return page, (page[-1]["pk"] if more else None)
-
-
 def studies() -> list[Study]:
     """The writing studies, for the browser's study filter."""
     return list(Study.objects.filter(task_kind__in=("writing", "adversarial")).order_by("slug"))
-
-
-def premise(premise_id: int | str) -> Premise | None:
-    """One premise (None when there is none), and the queryset of it that the services take."""
-    return Premise.objects.filter(pk=premise_id).first()
-
-
-def just(premise: Premise) -> QuerySet[Premise]:
-    return Premise.objects.filter(pk=premise.pk)
-
-
-def reported_premises(scope: Scope = EVERYTHING, *, limit: int = 200) -> list[Premise]:
-    """Premises held or with open reports, each with its open reports: every premise the
-    collection page counts as held is here to act on, and reported ones not held yet too.
-
-    Both kinds are few, so their ids are read from where they are kept (held premises' partial
-    index, the open reports) and the premises fetched by id: an OR of the two over the premise
-    table walked every premise."""
-    open_reports = PremiseReport.objects.filter(resolved=False).select_related("worker__user").order_by("created_at")
-    held = Premise.objects.filter(status=PremiseStatus.HELD)
-    reported = PremiseReport.objects.filter(resolved=False)
-    held = scope.filter(held)
-    reported = scope.filter(reported, via="premise__dataset")
-    ids = {*held.values_list("pk", flat=True), *reported.values_list("premise_id", flat=True)}
-    return list(
-        Premise.objects.filter(pk__in=ids)
-        .select_related("genre", "dataset")
-        .prefetch_related(Prefetch("reports", queryset=open_reports, to_attr="open_reports"))
-        .order_by("status", "pk")[:limit]
-    )
-
-
-def reported_not_held_count(scope: Scope = EVERYTHING) -> int:
-    """Premises with open reports that are not held (fewer reports than the hold takes): still served."""
-    reported = PremiseReport.objects.filter(resolved=False).exclude(premise__status=PremiseStatus.HELD)
-    reported = scope.filter(reported, via="premise__dataset")
-    return reported.values("premise_id").distinct().count()

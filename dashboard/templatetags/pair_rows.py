@@ -10,7 +10,7 @@ from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from dashboard.queries.pairs import LabelShown
+from dashboard.queries.pair_page import LabelShown
 
 register = template.Library()
 

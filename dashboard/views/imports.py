@@ -15,7 +15,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from base.permissions import IMPORT_DATA
 from base.uploads import readable_size, upload_refusal
 from collection.models import PremiseImport
-from collection.premise_import import PremiseImportError, queue_premise_upload
+from collection.premise_import import PremiseImportError
+from collection.premise_uploads import queue_premise_upload
 from collection.splits import SplitAssignmentError, assign_splits
 from corpus.models import Split
 from corpus.scope import Scope

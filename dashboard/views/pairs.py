@@ -14,6 +14,7 @@ from collection import premise_pool
 from corpus.models import Label, Split
 from corpus.services import LabelRefused
 from dashboard import bulk
+from dashboard.queries import pair_page, reported_premises
 from dashboard.queries import pairs as queries
 from dashboard.queries.collection import held_premise_count
 from dashboard.queries.common import genres
@@ -37,12 +38,12 @@ def pairs(request: HttpRequest) -> HttpResponseBase:
     matched = (
         queries.count_matching(scope.within, filters, text=text, exact=exact, pairs=chosen) if filters.narrows else None
     )
-    page: list[queries.PairShown]
+    page: list[pair_page.PairShown]
     next_after: int | None
     if matched is not None and matched.exact and matched.count == 0:
         page, next_after = [], None  # nothing to look for: a walk would read every pair to find no match
     else:
-        page, next_after = queries.pair_rows(chosen, after=filters.after)
+        page, next_after = pair_page.pair_rows(chosen, after=filters.after)
     return render_page(
         request,
         "dashboard/pairs.html",
@@ -151,10 +152,10 @@ def reports(request: HttpRequest) -> HttpResponseBase:
         "dashboard/reports.html",
         "reports",
         scope,
-        premises=queries.reported_premises(scope.within),
+        premises=reported_premises.reported_premises(scope.within),
         # The collection page's held count, by the same definition (dashboard.queries.collection).
         held_count=held_premise_count(scope.within),
-        reported_not_held=queries.reported_not_held_count(scope.within),
+        reported_not_held=reported_premises.reported_not_held_count(scope.within),
     )
 
 
@@ -163,10 +164,14 @@ def reports(request: HttpRequest) -> HttpResponseBase:
 def report_action(request: HttpRequest, premise_id: int) -> HttpResponseBase:
     """Release, edit or retire one reported premise; every action resolves its reports."""
     premise = access.checked(
-        queries.premise(premise_id), request.user, access.RESEARCH, via="dataset__team", missing="No such premise."
+        reported_premises.premise(premise_id),
+        request.user,
+        access.RESEARCH,
+        via="dataset__team",
+        missing="No such premise.",
     )
     action = request.POST.get("action")
-    chosen = queries.just(premise)
+    chosen = reported_premises.just(premise)
     if action == "release":
         premise_pool.release_premises(chosen, actor=request.user)
         messages.success(request, f"Premise {premise.prompt_id} is back in the writing pool.")

@@ -12,7 +12,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from corpus.models import Split
-from importers import recasting
+from importers import recast_rows, recast_templates
 from importers.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into
 
 from .common import render_page, researcher_required
@@ -25,7 +25,7 @@ def _rows(text: str, fmt: str) -> list[dict[str, Any]]:
     with tempfile.NamedTemporaryFile("w", suffix=f".{fmt}", encoding="utf-8", delete=False) as handle:
         handle.write(text)
     try:
-        return list(recasting.read_rows(handle.name, fmt))
+        return list(recast_rows.read_rows(handle.name, fmt))
     finally:
         Path(handle.name).unlink(missing_ok=True)
 
@@ -44,7 +44,7 @@ def recast(request: HttpRequest) -> HttpResponseBase:
     }
     preview, error = None, None
     if request.method == "POST":
-        templates = recasting.shipped_templates()
+        templates = recast_templates.shipped_templates()
         try:
             if form["template"] not in templates:
                 raise RecastRefused(f"choose one of the templates: {', '.join(templates)}")
@@ -75,7 +75,7 @@ def recast(request: HttpRequest) -> HttpResponseBase:
                 dataset=form["dataset"],
                 user=request.user,
             )
-        except (RecastRefused, recasting.RecastError, ValueError) as refused:
+        except (RecastRefused, recast_templates.RecastError, ValueError) as refused:
             error = str(refused)
             if request.POST.get("action") == "save" and "nothing was saved" not in error:
                 error += "; nothing was saved"
@@ -86,7 +86,7 @@ def recast(request: HttpRequest) -> HttpResponseBase:
         form=form,
         preview=preview,
         error=error,
-        templates=list(recasting.shipped_templates()),
+        templates=list(recast_templates.shipped_templates()),
         splits=Split.values,
         formats=FORMATS,
         status=400 if error else 200,

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from artifacts.phenomena import TaggerUnavailable, load_tagger
+from artifacts.phenomenon_tagger import TaggerUnavailable, load_tagger
 
 
 def in_ci():

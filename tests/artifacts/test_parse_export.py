@@ -8,7 +8,8 @@ import pytest
 
 from artifacts import tag_tally
 from artifacts.models import PairTags
-from artifacts.phenomena import PHENOMENON_NAMES, load_tagger
+from artifacts.phenomena import PHENOMENON_NAMES
+from artifacts.phenomenon_tagger import load_tagger
 from artifacts.services import run_tagging_job, start_tagging
 from artifacts.trees import binary_parse, parse_tree
 from corpus import tallies

@@ -18,23 +18,25 @@ from artifacts.phenomena import (
     BOTH,
     HYPOTHESIS,
     KEYWORD,
-    MODEL_PACKAGES,
     PHENOMENA,
     PHENOMENON_NAMES,
     PREMISE,
     PTB,
     SentencePhenomena,
-    TaggerUnavailable,
-    choose_model_package,
-    installed_model_packages,
     is_long,
-    load_tagger,
     normalise_text,
     pair_phenomena,
     reader_word_count,
     sentence_phenomena,
     sentence_tenses,
     tenses_match,
+)
+from artifacts.phenomenon_tagger import (
+    MODEL_PACKAGES,
+    TaggerUnavailable,
+    choose_model_package,
+    installed_model_packages,
+    load_tagger,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -118,9 +120,9 @@ def test_the_module_needs_neither_django_nor_spacy_to_import():
 
 def test_a_process_that_loads_the_tagger_imports_no_torch_and_can_import_it_after():
     """thinc, under spaCy, imports torch when it can: 1.3-1.6 s and torch's memory in every process
-    that tags or parses, though the pipelines never use it (phenomena.import_spacy)."""
+    that tags or parses, though the pipelines never use it (phenomenon_tagger.import_spacy)."""
     code = (
-        "import sys; from artifacts.phenomena import load_tagger; tagger = load_tagger(); "
+        "import sys; from artifacts.phenomenon_tagger import load_tagger; tagger = load_tagger(); "
         "print('torch' in sys.modules, tagger.analyse('Nobody has ever seen a purple cow.').tenses); "
         "import torch; print(int(torch.ones(3).sum()))"
     )
@@ -316,7 +318,7 @@ def test_tagger_workers_start_clean_beside_a_live_server(tagger, live_server):
     """The hang: a fork copies every lock some thread (the live server's, a broker connection's)
     holds at that moment, and the child waits on it for ever. The workers are spawned, so a lock
     held here is free there, and tagging beside the live server thread finishes."""
-    from artifacts.phenomena import _in_worker_processes
+    from artifacts.phenomenon_tagger import _in_worker_processes
 
     assert any(thread.is_alive() for thread in threading.enumerate() if thread is not threading.main_thread())
     with PROBE:
@@ -357,7 +359,7 @@ def pools(monkeypatch):
         terminated.append(pool)
         terminate(pool)
 
-    monkeypatch.setattr("artifacts.phenomena.multiprocessing.get_context", recorded_context)
+    monkeypatch.setattr("artifacts.phenomenon_tagger.multiprocessing.get_context", recorded_context)
     monkeypatch.setattr(Pool, "terminate", recorded_terminate)
     return made, terminated
 
@@ -365,7 +367,7 @@ def pools(monkeypatch):
 def test_tagger_workers_are_spawned_and_joined_not_terminated_when_the_work_is_done(tagger, pools):
     """A terminate() under coverage (its SIGTERM handler waits on a lock) hung the suite's join in
     the premise import: a pool that did its work is closed and joined; only an error terminates it."""
-    from artifacts.phenomena import _in_worker_processes
+    from artifacts.phenomenon_tagger import _in_worker_processes
 
     made, terminated = pools
     assert list(_in_worker_processes(tagger, _probe_lock, [1, 2, 3], 1, 1)) == [False] * 3
@@ -406,7 +408,7 @@ def test_chunks_are_tagged_here_until_a_worker_has_loaded_its_pipeline(tagger):
     first chunks are done here meanwhile, then every chunk goes to the workers, in order."""
     import itertools
 
-    from artifacts.phenomena import _in_worker_processes
+    from artifacts.phenomenon_tagger import _in_worker_processes
 
     def here(chunk, batch_size):
         time.sleep(0.05)  # a chunk's tagging

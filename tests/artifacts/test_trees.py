@@ -1,12 +1,13 @@
-"""Penn trees from dependency parses (artifacts.trees) and their scoring (artifacts.parse_scoring)."""
+"""Penn trees from dependency parses (artifacts.dependency_trees) and their scoring (artifacts.parse_scoring)."""
 
 import json
 
 import pytest
 
+from artifacts.dependency_trees import DepToken, constituency_tree, parses_of_doc
 from artifacts.parse_scoring import BracketScore, brackets, right_branching
 from artifacts.phenomena import normalise_text
-from artifacts.trees import DepToken, binary_parse, constituency_tree, parse_tree, parses_of_doc
+from artifacts.trees import binary_parse, parse_tree
 from tests.conftest import shared_file
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 from django.db import connection
 
-from corpus import admin as corpus_admin
+from corpus import admin_pairs as corpus_admin
 from corpus.models import Pair
 from corpus.services import add_label
 from tests import factories

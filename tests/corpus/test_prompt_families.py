@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 
-from corpus import prompt_content
+from corpus import prompt_content, prompt_install
 from corpus.models import FaqEntry, Genre, Label, PromptExample, PromptFamily
 
 pytestmark = pytest.mark.django_db
@@ -171,10 +171,10 @@ def test_install_prompt_content_fills_gaps_and_keeps_researcher_edits():
     Genre.objects.filter(slug="letters").delete()
     PromptFamily.objects.filter(slug="letters").delete()
 
-    created = prompt_content.install_prompt_content()
+    created = prompt_install.install_prompt_content()
 
     letters = PromptFamily.objects.get(slug="letters")
     assert created == 1 + 3 + letters.faq_entries.count() + 1  # family, examples, FAQ, genre
     assert Genre.objects.get(slug="letters").family == letters
     assert PromptFamily.objects.get(slug="fiction").instructions == "Edited by a researcher in the admin."
-    assert prompt_content.install_prompt_content() == 0
+    assert prompt_install.install_prompt_content() == 0

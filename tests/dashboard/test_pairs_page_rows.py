@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from authorship.models import SenseScore, WritingEvidence
 from corpus.models import Pair
-from dashboard.queries.pairs import PairFilters, matching_pairs, pair_rows
+from dashboard.queries.pair_page import pair_rows
+from dashboard.queries.pairs import PairFilters, matching_pairs
 
 from . import factories
 from .factories import C, E, N

@@ -18,7 +18,7 @@ from django.test import override_settings
 from base.permissions import is_researcher
 from corpus.gold import gold_from_votes
 from corpus.models import NO_GOLD, Dataset, Genre, Label, Pair, Premise, ValidationLabel, Worker
-from corpus.prompt_content import install_prompt_content
+from corpus.prompt_install import install_prompt_content
 from corpus.scope import Scope
 from crowd.models import Study, TaskKind
 from demo import content as demo_content

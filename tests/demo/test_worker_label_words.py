@@ -15,7 +15,7 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from corpus.models import PromptFamily
-from corpus.prompt_content import install_prompt_content
+from corpus.prompt_install import install_prompt_content
 from crowd.models import Study
 from demo.recast import ensure_recast_demo
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from importers import dnc, recasting
+from importers import dnc, recast_rows, recast_templates, recasting
 from tests.conftest import shared_file
 from tests.present import present
 
@@ -90,7 +90,7 @@ def rebuilt(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_shipped_template_reproduces_dncs_hypotheses_and_labels_names_aside(name):
     release, rows = rebuilt(name)
-    template = recasting.load_template(recasting.TEMPLATES_DIR / f"{name}.json")
+    template = recast_templates.load_template(recast_templates.TEMPLATES_DIR / f"{name}.json")
     ours = list(recasting.recast(template, rows, split="dev", seed=7, first_pair_id=release.pairs[0].pair_id))
     assert len(ours) == len(release.pairs)
     for mine, theirs in zip(ours, release.pairs, strict=False):
@@ -110,7 +110,7 @@ def test_shipped_template_reproduces_dncs_hypotheses_and_labels_names_aside(name
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_with_dncs_own_names_the_recast_is_dncs_files_byte_for_byte(name, tmp_path):
     release, rows = rebuilt(name)
-    template = recasting.load_template(recasting.TEMPLATES_DIR / f"{name}.json")
+    template = recast_templates.load_template(recast_templates.TEMPLATES_DIR / f"{name}.json")
     pairs = recasting.recast(
         template,
         rows,
@@ -124,8 +124,8 @@ def test_with_dncs_own_names_the_recast_is_dncs_files_byte_for_byte(name, tmp_pa
 
 
 def test_shipped_templates_are_listed_and_load_by_name():
-    assert set(recasting.shipped_templates()) == {"sentiment", "puns"}
-    assert recasting.load_template("sentiment").name == "dnc-sentiment"
+    assert set(recast_templates.shipped_templates()) == {"sentiment", "puns"}
+    assert recast_templates.load_template("sentiment").name == "dnc-sentiment"
 
 
 # --- names -----------------------------------------------------------------------------------
@@ -137,21 +137,21 @@ SENTENCES = [
 
 
 def test_names_are_seeded_and_drawn_per_pair():
-    template = recasting.load_template("puns")
+    template = recast_templates.load_template("puns")
     first = [name_of(pair) for pair in recasting.recast(template, SENTENCES, split="dev", seed=1)]
     again = [name_of(pair) for pair in recasting.recast(template, SENTENCES, split="dev", seed=1)]
     other = [name_of(pair) for pair in recasting.recast(template, SENTENCES, split="dev", seed=2)]
     assert first == again != other
-    assert set(first) <= set(recasting.DEFAULT_NAMES)
+    assert set(first) <= set(recast_templates.DEFAULT_NAMES)
     assert len(set(first)) > 5  # a fresh draw for every pair, not one name per row or per run
     for pair in recasting.recast(template, SENTENCES, split="dev", seed=1):
         assert pair.context.startswith(name_of(pair) + " heard that ")
 
 
 def test_a_template_may_bring_its_own_names():
-    spec = json.loads((recasting.TEMPLATES_DIR / "puns.json").read_text())
+    spec = json.loads((recast_templates.TEMPLATES_DIR / "puns.json").read_text())
     spec["names"] = ["Kim"]
-    pairs = first_pairs(recasting.parse_template(spec), SENTENCES, 4)
+    pairs = first_pairs(recast_templates.parse_template(spec), SENTENCES, 4)
     assert {name_of(pair) for pair in pairs} == {"Kim"}
 
 
@@ -160,7 +160,7 @@ def test_a_template_may_bring_its_own_names():
 
 def test_dry_run_has_no_side_effects(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    template = recasting.load_template("puns")
+    template = recast_templates.load_template("puns")
     rows = copy.deepcopy(SENTENCES)
     template_before = copy.deepcopy(template)
     random.seed(123)
@@ -186,7 +186,7 @@ def test_dry_run_has_no_side_effects(tmp_path, monkeypatch):
 
 
 def test_recast_pairs_write_as_dnc_json(tmp_path):
-    template = recasting.load_template("puns")
+    template = recast_templates.load_template("puns")
     pairs = list(recasting.recast(template, SENTENCES, split="train", first_pair_id=100))
     dnc.write_dnc(pairs, tmp_path / "p_data.json", tmp_path / "p_metadata.json")
     assert len(pairs) == 40
@@ -200,9 +200,9 @@ def test_recast_pairs_write_as_dnc_json(tmp_path):
 
 
 def ordinal_template():
-    return recasting.parse_template(
+    return recast_templates.parse_template(
         {
-            "format": recasting.TEMPLATE_FORMAT,
+            "format": recast_templates.TEMPLATE_FORMAT,
             "name": "kg-like",
             "fields": ["sentence", "fact", "score"],
             "type_of_inference": "KG",
@@ -229,11 +229,11 @@ def test_a_map_rule_carries_an_ordinal_score_and_binary_label_follows_it():
 
 
 def test_conditions_compose():
-    spec = json.loads((recasting.TEMPLATES_DIR / "puns.json").read_text())
+    spec = json.loads((recast_templates.TEMPLATES_DIR / "puns.json").read_text())
     spec["hypotheses"][0]["label"]["if"] = {
         "all": [{"field": "is_pun", "in": ["1", "yes"]}, {"not": {"field": "dataset", "equals": "semeval2017"}}]
     }
-    template = recasting.parse_template(spec)
+    template = recast_templates.parse_template(spec)
     labels = [
         pair.label
         for pair in recasting.recast(
@@ -249,7 +249,7 @@ def test_conditions_compose():
 
 
 def puns_spec():
-    return json.loads((recasting.TEMPLATES_DIR / "puns.json").read_text())
+    return json.loads((recast_templates.TEMPLATES_DIR / "puns.json").read_text())
 
 
 def broken(change):
@@ -296,8 +296,8 @@ def broken(change):
     ],
 )
 def test_a_bad_template_says_what_and_where(spec, message):
-    with pytest.raises(recasting.TemplateError) as error:
-        recasting.parse_template(spec, source="bad.json")
+    with pytest.raises(recast_templates.TemplateError) as error:
+        recast_templates.parse_template(spec, source="bad.json")
     assert message in str(error.value)
     assert str(error.value).startswith("bad.json")
 
@@ -305,18 +305,18 @@ def test_a_bad_template_says_what_and_where(spec, message):
 def test_a_template_file_that_is_not_json_names_the_file_and_position(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('{"format": "nli-recast-template/1",\n "name": }')
-    with pytest.raises(recasting.TemplateError, match=r"broken.json: not valid JSON .* line 2, column 10"):
-        recasting.load_template(path)
-    with pytest.raises(recasting.TemplateError, match="no such template file"):
-        recasting.load_template(tmp_path / "absent.json")
+    with pytest.raises(recast_templates.TemplateError, match=r"broken.json: not valid JSON .* line 2, column 10"):
+        recast_templates.load_template(path)
+    with pytest.raises(recast_templates.TemplateError, match="no such template file"):
+        recast_templates.load_template(tmp_path / "absent.json")
 
 
 def test_a_row_the_template_cannot_recast_is_named():
-    template = recasting.load_template("sentiment")
+    template = recast_templates.load_template("sentiment")
     good = {"sentence": "Fine.", "score": "1", "source": "imdb_labelled.txt", "line": "1"}
-    with pytest.raises(recasting.RecastError, match=r"row 1: lacks field\(s\) 'score'"):
+    with pytest.raises(recast_templates.RecastError, match=r"row 1: lacks field\(s\) 'score'"):
         list(recasting.recast(template, [good, {"sentence": "x", "source": "s", "line": "2"}], split="dev"))
-    with pytest.raises(recasting.RecastError, match=r"row 0: source='tweets.txt' has no case"):
+    with pytest.raises(recast_templates.RecastError, match=r"row 0: source='tweets.txt' has no case"):
         first_pairs(template, [dict(good, source="tweets.txt")])
 
 
@@ -327,12 +327,12 @@ def test_rows_are_read_from_csv_tsv_and_jsonl(tmp_path):
     (tmp_path / "a.csv").write_text('sentence,score\n"Good, really.",1\n')
     (tmp_path / "b.txt").write_text('So there is no way.\t0\nIt\'s "great"  \t1\n')
     (tmp_path / "c.jsonl").write_text('{"sentence": "ok", "score": 1}\n\n')
-    assert list(recasting.read_rows(tmp_path / "a.csv")) == [{"sentence": "Good, really.", "score": "1"}]
-    assert list(recasting.read_rows(tmp_path / "b.txt", fieldnames=["sentence", "score"], number_field="line")) == [
+    assert list(recast_rows.read_rows(tmp_path / "a.csv")) == [{"sentence": "Good, really.", "score": "1"}]
+    assert list(recast_rows.read_rows(tmp_path / "b.txt", fieldnames=["sentence", "score"], number_field="line")) == [
         {"sentence": "So there is no way.", "score": "0", "line": "1"},
         {"sentence": 'It\'s "great"  ', "score": "1", "line": "2"},
     ]
-    assert list(recasting.read_rows(tmp_path / "c.jsonl")) == [{"sentence": "ok", "score": 1}]
+    assert list(recast_rows.read_rows(tmp_path / "c.jsonl")) == [{"sentence": "ok", "score": 1}]
     (tmp_path / "d.tsv").write_text("sentence\tscore\nno score here\n")
-    with pytest.raises(recasting.RecastError, match=r"d\.tsv line 2: 1 tab-separated fields, expected 2"):
-        list(recasting.read_rows(tmp_path / "d.tsv"))
+    with pytest.raises(recast_templates.RecastError, match=r"d\.tsv line 2: 1 tab-separated fields, expected 2"):
+        list(recast_rows.read_rows(tmp_path / "d.tsv"))

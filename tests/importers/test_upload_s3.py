@@ -33,7 +33,7 @@ ROWS = b"".join(
 def test_an_upload_stored_on_one_host_is_imported_by_a_worker_with_another_data_dir(s3_storage, settings, tmp_path):
     ensure_genres("fiction")
     settings.DATA_DIR = tmp_path / "web-host"
-    from collection.premise_import import queue_premise_upload
+    from collection.premise_uploads import queue_premise_upload
 
     run = queue_premise_upload(SimpleUploadedFile("keeper.txt", TEXT), "fiction", "tales")
     assert is_shared("uploads") and s3_storage.keys_under("uploads/") == [f"uploads/{run.upload}"]

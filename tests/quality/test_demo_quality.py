@@ -88,7 +88,7 @@ def test_demo_catch_trial_is_an_ordinary_demo_pair_without_a_marker(first_load):
     """Issue 27: the demo's catch trial was '<premise words> (surely).', a text no ordinary pair has.
     Every catch trial the demo marks is one of the demo's own written hypotheses (what validators
     meet in ordinary batches), with five labels that agree, and its text carries no mark."""
-    from demo.content import PREMISES, premise_entries
+    from demo.premises import PREMISES, premise_entries
 
     written = {
         hypothesis

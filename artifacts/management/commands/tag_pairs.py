@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from artifacts.phenomena import TaggerUnavailable
+from artifacts.phenomenon_tagger import TaggerUnavailable
 from artifacts.services import get_tagger, run_tagging_job, start_tagging
 from base.long_tasks import JobStatus
 from corpus.models import Dataset

@@ -5,14 +5,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Split
-from importers import recasting
+from importers import recast_rows, recast_templates
 from importers.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into
 
 
 class Command(BaseCommand):
     help = (
         "Recast rows of another resource (CSV/TSV with a header, or JSONL) into NLI pairs with a template: "
-        "a shipped one by name (" + ", ".join(recasting.shipped_templates()) + ") or a template file. "
+        "a shipped one by name (" + ", ".join(recast_templates.shipped_templates()) + ") or a template file. "
         "--dry-run prints the first pairs and saves nothing; otherwise every pair is saved with its "
         "provenance in one transaction."
     )
@@ -32,7 +32,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         fields = options["fields"].split(",") if options["fields"] else None
         try:
-            rows = recasting.read_rows(options["source"], options["format"], fields, options["number_field"])
+            rows = recast_rows.read_rows(options["source"], options["format"], fields, options["number_field"])
             if options["dry_run"]:
                 preview = dry_run(
                     options["template"],
@@ -61,6 +61,6 @@ class Command(BaseCommand):
                 options["seed"],
                 source=options["source"],
             )
-        except (RecastRefused, recasting.RecastError, ValueError, OSError) as error:
+        except (RecastRefused, recast_templates.RecastError, ValueError, OSError) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(self.style.SUCCESS(report.summary()))
