@@ -59,11 +59,6 @@ def sense_by_worker(worker_ids: Iterable[int], scope: Scope = EVERYTHING) -> dic
     }
 
 
-def sense_of_pairs(pair_ids: Any) -> dict[int, SenseScore]:
-    """{pair id: its sense score}, for the pairs (ids, or a query of them) that have one."""
-    return {score.pair_id: score for score in SenseScore.objects.filter(pair_id__in=pair_ids)}
-
-
 # The judgements a snapshot's manifest counts: every flag a record can carry, so a manifest's
 # `flagged` is always explained by its breakdown.
 COUNTED_FLAGS = tuple(Flag)

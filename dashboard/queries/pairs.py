@@ -15,7 +15,7 @@ from typing import Any, Self
 from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.fields import ArrayField
 from django.db import connection
-from django.db.models import BigIntegerField, Count, F, Prefetch, Q, QuerySet
+from django.db.models import BigIntegerField, Count, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from authorship.judgements import TYPING_FLAGS, Flag
@@ -398,34 +398,6 @@ def count_matching(
     cap = PAGE_SIZE if common_word else COUNT_CAP
     found = pairs.order_by()[: cap + 1].count()
     return Matched(min(found, cap), found <= cap)
-
-
-def find_pairs(
-    scope: Scope = EVERYTHING,
-    filters: PairFilters | None = None,
-    *,
-    page_size: int = PAGE_SIZE,
-    text: TextMatch | None = None,
-    pairs: QuerySet[Pair] | None = None,
-) -> tuple[list[Pair], int | None]:
-    """(pairs on this page with premise, genre and labels by position, the id to continue after or
-    None). `pairs`: `matching_pairs`' queryset, when the caller has it."""
-    filters = filters or PairFilters()
-    pairs = matching_pairs(scope, filters, text=text) if pairs is None else pairs
-    # The page's ids in a subquery of their own, its pairs then joined to what they show: joined
-    # to their writers and genres while they were found, a misestimate of the matches made the
-    # planner join every match to every worker before it sorted them.
-    ids = pairs.filter(pk__gt=filters.after).order_by("pk").values("pk")[: page_size + 1]
-    labels = ValidationLabel.objects.select_related("worker__user").order_by("position")
-    page = list(
-        Pair.objects.filter(pk__in=ids)
-        .select_related("premise__genre", "dataset", "author__user")
-        .prefetch_related(Prefetch("labels", queryset=labels))
-        .order_by("pk")
-    )
-    more = len(page) > page_size
-    page = page[:page_size]
-    return page, (page[-1].pk if more else None)
 
 
 def studies() -> list[Study]:
