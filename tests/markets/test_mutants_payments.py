@@ -401,3 +401,79 @@ def test_a_split_bulk_bonus_says_why_prolific_refused_and_logs_its_calls_as_the_
     assert len(outcome.errors) == 1 and "Incorrect id in csv_bonuses" in outcome.errors[0], "Prolific's reason"
     calls = MarketCall.objects.filter(connection=connection)
     assert calls.count() >= 4 and set(calls.values_list("made_by", flat=True)) == {researcher.pk}
+
+
+def test_a_payer_that_stopped_before_sending_leaves_its_claims_to_the_lease_then_frees_them_saying_why(
+    standin, django_user_model, monkeypatch
+):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 2)
+    owe_bonuses(study, sessions, per_session=1)
+    first = payments._claim_owed(connection)  # its payer stops here, before creating the bulk bonus
+    assert len(first) == 2 and payments._claim_owed(connection) == [], "held while the lease runs"
+
+    later = timezone.now() + timedelta(seconds=settings.MARKET_PAYMENT_LEASE_SECONDS + 1)
+    monkeypatch.setattr(payments, "_now", lambda: later)
+    again = payments._claim_owed(connection)
+
+    assert sorted(row.pk for row in again) == sorted(row.pk for row in first), "the same rows, taken again"
+    for row in BonusPayment.objects.all():
+        assert (row.state, row.payer, row.batch_id) == (PaymentState.CLAIMED, Payer.API, None)
+        assert row.last_error == "Its payer stopped before sending; nothing was sent."
+        assert row.lease_until > later, "a fresh lease for the new payer"
+
+
+def test_a_claim_bound_to_a_bulk_bonus_is_left_to_the_reconcile_after_its_lease(
+    standin, django_user_model, monkeypatch
+):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 2)
+    owe_bonuses(study, sessions, per_session=1)
+    payments._claim_owed(connection)
+    # Its payer bound the rows to a bulk bonus and is still creating it (or died doing so): the
+    # reconcile gives the bulk bonus up first, so a claim never frees rows a payer may yet pay.
+    batch = BonusBatch.objects.create(
+        connection=connection, csv_bonuses="", amounts_cents={}, lease_until=timezone.now()
+    )
+    BonusPayment.objects.update(batch=batch)
+
+    later = timezone.now() + timedelta(seconds=settings.MARKET_PAYMENT_LEASE_SECONDS + 1)
+    monkeypatch.setattr(payments, "_now", lambda: later)
+
+    assert payments._claim_owed(connection) == []
+    assert set(BonusPayment.objects.values_list("state", "batch_id")) == {(PaymentState.CLAIMED, batch.pk)}
+
+
+def test_a_claim_frees_only_its_own_studys_rows_whose_payer_stopped(standin, django_user_model, monkeypatch):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    owe_bonuses(study, arrive(study, standin, django_user_model, 1), per_session=1)
+    other = make_study(slug="other-study")
+    other_connection = connect_prolific(other, standin)
+    owe_bonuses(other, arrive(other, standin, django_user_model, 1, prefix="other-"), per_session=1)
+    payments._claim_owed(other_connection)  # the other study's payer stops before sending
+
+    later = timezone.now() + timedelta(seconds=settings.MARKET_PAYMENT_LEASE_SECONDS + 1)
+    monkeypatch.setattr(payments, "_now", lambda: later)
+    assert len(payments._claim_owed(connection)) == 1
+
+    stopped = BonusPayment.objects.get(earned__study=other)
+    assert (stopped.state, stopped.last_error) == (PaymentState.CLAIMED, ""), "its own study's payer frees it"
+
+
+def test_a_sent_bonus_whose_answer_was_lost_is_never_taken_again_by_a_claim_after_its_lease(
+    standin, django_user_model, monkeypatch
+):
+    study = make_study()
+    connection = connect_mturk(study, standin)
+    owe_bonuses(study, arrive(study, standin, django_user_model, 1, market=Market.MTURK), per_session=1)
+    standin.fail("SendBonus", "slow-after")  # MTurk pays, its answer is lost
+    assert payments.pay_owed_bonuses(study).waiting == 1
+
+    later = timezone.now() + timedelta(seconds=settings.MARKET_PAYMENT_LEASE_SECONDS + 1)
+    monkeypatch.setattr(payments, "_now", lambda: later)
+
+    assert payments._claim_owed(connection) == [], "only the reconcile settles a send"
+    assert BonusPayment.objects.get().state == PaymentState.UNKNOWN
