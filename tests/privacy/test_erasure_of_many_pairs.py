@@ -14,25 +14,14 @@ from crowd.models import Study, StudySession
 from privacy.services import erase_by_market_id
 from tests import factories
 from tests.privacy.test_erasure import figures, no_drift
+from tests.privacy.test_erasure_reads import TABLES, rows_read
 
 pytestmark = pytest.mark.django_db
 
 PAIRS = 3_000  # five labels each
 PERSONS_PAIRS = 600  # the person's label in position 2 of the first of them
 VALIDATORS = 12  # positions 2-5 of the rest, round robin
-TABLES = ("collection_pair", "validation_validationlabel")
 LABELS = (Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION)
-
-
-def rows_read() -> dict[str, int]:
-    """Rows of TABLES read so far in this transaction, by sequential and by index scans."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)"
-            " FROM pg_stat_xact_user_tables WHERE relname = ANY(%s)",
-            [list(TABLES)],
-        )
-        return dict(cursor.fetchall())
 
 
 def test_an_erasure_of_hundreds_of_pairs_looks_each_up_and_leaves_every_figure_as_a_recompute(make_worker):
