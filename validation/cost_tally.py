@@ -34,8 +34,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, F, QuerySet
+from django.db.models.expressions import RawSQL
 
+from base.subquery import EqualsAny
 from corpus import signals, tallies
 from corpus.models import Dataset, Pair
 
@@ -115,7 +117,8 @@ def submitted(bought: Iterable[tuple[int, Key]], credit: Iterable[tuple[int | No
 def pairs_moved(sender: Any, moves: Sequence[tuple[int, Key, Key]], **kwargs: Any) -> None:
     """Pairs' counters moved (corpus.signals.pairs_moved): each credited one's row moves from its
     old key to its new, under the study that holds its credit. One read of the credited claims of
-    these pairs (the partial index `valclaim_credited`) and one INSERT; a submit's own pairs are
+    these pairs (the partial index `valclaim_credited`, the ids as one array: an erasure moves
+    thousands) and one INSERT; a submit's own pairs are
     kept for it instead (`submit_moves`)."""
     others = []
     for pk, old, new in moves:
@@ -128,7 +131,7 @@ def pairs_moved(sender: Any, moves: Sequence[tuple[int, Key, Key]], **kwargs: An
     moves = others
     studies = dict(
         credits.countable()
-        .filter(credited=True, pair_id__in=[pk for pk, _, _ in moves])
+        .filter(EqualsAny(F("pair_id"), RawSQL("%s::bigint[]", [[pk for pk, _, _ in moves]])), credited=True)
         .values_list("pair_id", "study_session__study_id")
     )
     deltas: Counter[Key] = Counter()
