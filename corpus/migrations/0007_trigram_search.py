@@ -1,7 +1,7 @@
 """Trigram GIN indexes for the admin's pair search (PostgreSQL only; nothing on SQLite).
 
 The admin matches `upper(column) LIKE upper('%term%')`; a GIN index with gin_trgm_ops on the
-same upper(column) answers that without reading every pair (corpus.admin.PairAdmin).
+same upper(column) answers that without reading every pair (corpus.admin_pairs.PairAdmin).
 """
 
 from django.db import migrations

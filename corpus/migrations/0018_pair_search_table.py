@@ -9,7 +9,7 @@ move, so it lives in `collection_pair_search` (pair pk, hypothesis, pairID), kep
 pair table: inserted rows (per statement, from the transition table, so a bulk insert or COPY costs
 one INSERT ... SELECT), an edited hypothesis or pairID (per row, only when either changed; a counter
 UPDATE names neither column and fires nothing), deleted rows and TRUNCATE. The admin's search reads
-it (corpus.admin.PAIR_SEARCH_SQL). SQLite has no trigram indexes and searches the pairs themselves.
+it (corpus.admin_pairs.PAIR_SEARCH_SQL). SQLite has no trigram indexes and searches the pairs themselves.
 
 The same migration narrows two indexes that every counter move also writes to, to the rows some
 query reads: the validation queue (only pairs marked for validation are ever looked up by it) and
