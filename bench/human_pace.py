@@ -131,6 +131,8 @@ def run_config(config, cookies, args):
     else:
         worker_class, processes, threads = config.split(":")
         overrides = ["--worker-class", worker_class, "--workers", processes, "--threads", threads]
+    # DEBUG is off: pages name their static files through the manifest, as `make serve` builds it.
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=REPO, check=True)
     with tempfile.TemporaryDirectory(prefix="nli-human-pace-") as tmp:
         log = Path(tmp) / "access.log"
         server = subprocess.Popen(
