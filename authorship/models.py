@@ -4,6 +4,8 @@ judged from it (authorship.judgements). Evidence, never a verdict: nothing here 
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Coalesce
 
 
 class WritingEvidence(models.Model):
@@ -82,6 +84,15 @@ class WrittenSentence(models.Model):
         indexes = [
             models.Index(fields=["normalised"], name="written_sentence_normalised"),
             GinIndex(fields=["own_words"], name="written_sentence_own_words"),
+            # The workers page's copies, sized by the copies (a few in a hundred sentences): the
+            # copying writers, the groups' sizes, and a group's members by its root.
+            models.Index(fields=["worker"], condition=Q(copy_of__isnull=False), name="written_sentence_copier"),
+            models.Index(
+                fields=["cluster_root"], condition=Q(cluster_root__isnull=False), name="written_sentence_in_group"
+            ),
+            models.Index(Coalesce("cluster_root", "id"), name="written_sentence_cluster"),
+            # A writer's sentences and sessions, read from the index alone.
+            models.Index(fields=["worker", "study_session"], name="written_sentence_sessions"),
         ]
 
     def __str__(self) -> str:

@@ -145,30 +145,37 @@ def _writer_name(worker_id: int, external_id: str, username: str) -> str:
 
 def copies_by_writer(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
     """Writers with copies (authorship.copies), most first: their sentences, how many copy another
-    writer's, how many repeat their own from another session, and their sessions. One grouped read;
-    of the sentences of `scope` (a team's datasets) when given."""
-    rows = (
-        _sentences(scope)
+    writer's, how many repeat their own from another session, and their sessions; of the sentences
+    of `scope` (a team's datasets) when given. Two grouped reads, sized by the copies: the writers
+    are ranked over the sentences that copy one (their partial index), then only the `limit` shown
+    have their sentences and sessions counted (the writer's index)."""
+    of_scope = _sentences(scope)
+    ranked = list(
+        of_scope.filter(copy_of__isnull=False)
         .values("worker_id", "worker__external_id", "worker__user__username")
         .annotate(
-            written=Count("id"),
-            of_others=Count("id", filter=Q(copy_of__isnull=False) & ~Q(copy_of__worker_id=F("worker_id"))),
+            of_others=Count("id", filter=~Q(copy_of__worker_id=F("worker_id"))),
             own_repeats=Count("id", filter=Q(copy_of__worker_id=F("worker_id"))),
-            sessions=Count("study_session", distinct=True),
         )
-        .filter(Q(of_others__gt=0) | Q(own_repeats__gt=0))
         .order_by("-of_others", "-own_repeats", "worker_id")[:limit]
     )
+    totals = {
+        row["worker_id"]: row
+        for row in of_scope.filter(worker_id__in=[row["worker_id"] for row in ranked])
+        .values("worker_id")
+        .annotate(written=Count("id"), sessions=Count("study_session", distinct=True))
+        .order_by()
+    }
     return [
         {
             "worker_id": row["worker_id"],
             "writer": _writer_name(row["worker_id"], row["worker__external_id"], row["worker__user__username"]),
-            "written": row["written"],
+            "written": totals[row["worker_id"]]["written"],
             "of_others": row["of_others"],
             "own_repeats": row["own_repeats"],
-            "sessions": row["sessions"],
+            "sessions": totals[row["worker_id"]]["sessions"],
         }
-        for row in rows
+        for row in ranked
     ]
 
 
@@ -176,7 +183,9 @@ def copy_clusters(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) ->
     """The largest groups of copies, each its first sentence and the ids that wrote it or a copy of
     it (with how many times and in how many sessions), largest first. With `scope` (a team's
     datasets) only its sentences count and show: a group's first sentence of another team's is
-    neither shown nor counted (its text is then the group's first of the team's)."""
+    neither shown nor counted (its text is then the group's first of the team's). Sized by the
+    copies: the groups are counted over the sentences in one (the partial index of copies), their
+    members read by the group's index (`written_sentence_cluster`)."""
     sentences = _sentences(scope)
     groups = list(
         sentences.filter(cluster_root__isnull=False)
@@ -185,10 +194,9 @@ def copy_clusters(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) ->
         .order_by("-copies", "cluster_root")[:limit]
     )
     roots: list[int] = [group["cluster_root"] for group in groups if group["cluster_root"] is not None]
+    in_groups = sentences.annotate(cluster=Coalesce("cluster_root", "id")).filter(cluster__in=roots)
     members = (
-        sentences.filter(Q(pk__in=roots) | Q(cluster_root__in=roots))
-        .annotate(cluster=Coalesce("cluster_root", "id"))
-        .values("cluster", "worker_id", "worker__external_id", "worker__user__username")
+        in_groups.values("cluster", "worker_id", "worker__external_id", "worker__user__username")
         .annotate(sentences=Count("id"), sessions=Count("study_session", distinct=True))
         .order_by("cluster", "-sentences", "worker_id")
     )
@@ -204,12 +212,7 @@ def copy_clusters(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) ->
         )
     # Each group's first sentence of the scope: its root, or (a root of another team's) its earliest copy.
     texts: dict[int, str] = {}
-    for cluster, text in (
-        sentences.filter(Q(pk__in=roots) | Q(cluster_root__in=roots))
-        .annotate(cluster=Coalesce("cluster_root", "id"))
-        .order_by("cluster", "pk")
-        .values_list("cluster", "pair__hypothesis")
-    ):
+    for cluster, text in in_groups.order_by("cluster", "pk").values_list("cluster", "pair__hypothesis"):
         texts.setdefault(cluster, text)
     return [
         {

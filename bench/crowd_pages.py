@@ -12,7 +12,8 @@ validation studies in all that serve catch trials (20% of places) from a pool of
 the first 98 matched catch answers (`quality.bonuses.record_catch_bonuses`, the submit's writer),
 and the typing evidence of 1,293 written hypotheses in their writers' study sessions, a tenth of
 them pasted (`authorship.services.record_writing_evidence`, the writing submit's writer; issue 53
-item 5).
+item 5). Every other written hypothesis has its sentence row and typing record too, as
+through the site (`add_written_sentences`, set-based SQL): the workers page reads them.
 
 Printed per page (adjudication with each of its queues, workers, costs, bonuses): best of --repeat
 cold requests (figure cache emptied), its ratio to the login page, its statements, the ratio of the
@@ -197,6 +198,42 @@ def worker_tally_figures():
         print(f"fold again, nothing to fold: {(time.perf_counter() - started) * 1000:.0f} ms")
 
 
+def add_written_sentences():
+    """Every other written pair's sentence and typing record, by set-based SQL: a collection written
+    through the site has one of each per hypothesis (the copies' table and the typing evidence),
+    which the workers page reads. A copy of an earlier sentence every 25th (its group's root a few
+    sentences before), a flagged record every 10th, spread over the last 30 days. Returns the rows
+    added to each table."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO authorship_writtensentence (pair_id, premise_id, worker_id, study_session_id, normalised,"
+            " signature, own_words, created_at)"
+            " SELECT p.id, p.premise_id, p.author_id, s.id, lower(left(p.hypothesis, 290)), '', '{}',"
+            "        now() - (p.id % 30) * interval '1 day'"
+            " FROM collection_pair p LEFT JOIN collection_studysession s"
+            "   ON s.worker_id = p.author_id AND s.external_session_id = 'bench-writing-' || p.author_id"
+            " WHERE p.author_id IS NOT NULL"
+            "   AND NOT EXISTS (SELECT 1 FROM authorship_writtensentence w WHERE w.pair_id = p.id)"
+        )
+        added = cursor.rowcount
+        cursor.execute(
+            "UPDATE authorship_writtensentence SET copy_of_id = id - 1000, cluster_root_id = id - 1000 - id % 7,"
+            " copy_similarity = 0.95 WHERE id % 25 = 0 AND id > 2000 AND copy_of_id IS NULL"
+        )
+        cursor.execute(
+            "INSERT INTO authorship_writingevidence (field_name, text_chars, has_evidence, keystrokes, deletions,"
+            " typed_chars, pasted_chars, untrusted_chars, prefilled_chars, pasted_after_away_chars, away_count,"
+            " away_ms, typing_ms, intervals, flags, flagged, created_at, pair_id, study_session_id, worker_id)"
+            " SELECT 'entailment', 40, true, 45, 2, 40, 0, 0, 0, 0, 0, 0, 9000, 40, '[]', w.id % 10 = 0,"
+            "        w.created_at, w.pair_id, w.study_session_id, w.worker_id"
+            " FROM authorship_writtensentence w"
+            " WHERE NOT EXISTS (SELECT 1 FROM authorship_writingevidence e WHERE e.pair_id = w.pair_id)"
+        )
+    return added
+
+
 def add_typing_evidence(rows=TYPING_EVIDENCE):
     """The typing evidence of the first `rows` written pairs, through the writing submit's writer:
     a page's record per writer and premise (the hypotheses written together), each typed key by key
@@ -291,6 +328,7 @@ def main():
         claims = add_studies()
         workers = add_crowd(args.studies)
         typing = add_typing_evidence()
+        sentences = add_written_sentences()
         from collection import hypothesis_tally
         from corpus import tallies, worker_tally
         from validation import credits
@@ -308,7 +346,8 @@ def main():
             with connection.cursor() as cursor:
                 cursor.execute("VACUUM ANALYZE")
         print(f"corpus: {args.pairs} pairs, {labels} label rows, {claims} validation claims, "
-              f"{workers} workers, {args.studies} studies, {typing} typing-evidence rows; "
+              f"{workers} workers, {args.studies} studies, {typing} typing-evidence rows "
+              f"(+{sentences} sentences and records by SQL); "
               f"built in {seconds:.1f} s + crowd")  # fmt: skip
 
     if args.tally:

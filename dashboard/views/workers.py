@@ -2,12 +2,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
-from authorship.selectors import (
-    copies_by_writer,
-    copy_clusters,
-    typing_flagged_share_by_study_day,
-    typing_flags_by_worker,
-)
+from authorship.selectors import typing_flags_by_worker
 from dashboard.queries import workers as queries
 from dashboard.queries.quality import worker_quality_page
 from quality.correlated_runs import latest_groups
@@ -64,10 +59,9 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         # The quality rows' workers excluded in the scope's teams; the teams the form acts in.
         excluded=excluded,
         exclusion_teams=access.teams_to_choose(request.user, access.RESEARCH),
-        typing_over_time=typing_flagged_share_by_study_day(scope.teams_within),  # per study and day
-        # Copies across writers, sessions and studies: per writer, and who shares what.
-        copy_writers=copies_by_writer(scope.teams_within),
-        copy_clusters=copy_clusters(scope.teams_within),
+        # Typing flags per study and day; copies across writers, sessions and studies: per writer,
+        # and who shares what.
+        **queries.authorship_figures(scope.teams_within),
         # Correlated errors: groups of the latest aggregation runs, members and evidence.
         correlated_groups=latest_groups(scope.within),
     )
