@@ -210,6 +210,7 @@ def record_written_sentences(
             own_words=own_words,
             copy_of_id=None if copy is None else copy.sentence_id,
             copy_similarity=None if copy is None else copy.similarity,
+            copies_other_writer=None if copy is None else not copy.own(worker),
             cluster_root_id=None if copy is None else copy.cluster_root_id,
         )
         for pair, copy in zip(pairs, copies, strict=True)

@@ -72,6 +72,9 @@ class WrittenSentence(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="The earlier sentence."
     )
     copy_similarity = models.FloatField(null=True, blank=True)
+    # Whose sentence the copy is, kept with it: True another writer's, False the writer's own from
+    # another session (None: not a copy). The workers page ranks copiers over the copies alone.
+    copies_other_writer = models.BooleanField(null=True, blank=True)
     # The first sentence of the copy's group: copies of copies share it, so a cluster is one grouping.
     cluster_root = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # What survives a paraphrase (authorship.paraphrase): the sentence's rough lemmas with its
@@ -86,7 +89,11 @@ class WrittenSentence(models.Model):
             GinIndex(fields=["own_words"], name="written_sentence_own_words"),
             # The workers page's copies, sized by the copies (a few in a hundred sentences): the
             # copying writers, the groups' sizes, and a group's members by its root.
-            models.Index(fields=["worker"], condition=Q(copy_of__isnull=False), name="written_sentence_copier"),
+            models.Index(
+                fields=["worker", "copies_other_writer"],
+                condition=Q(copy_of__isnull=False),
+                name="written_sentence_copier",
+            ),
             models.Index(
                 fields=["cluster_root"], condition=Q(cluster_root__isnull=False), name="written_sentence_in_group"
             ),

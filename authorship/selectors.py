@@ -4,7 +4,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -147,15 +147,16 @@ def copies_by_writer(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN)
     """Writers with copies (authorship.copies), most first: their sentences, how many copy another
     writer's, how many repeat their own from another session, and their sessions; of the sentences
     of `scope` (a team's datasets) when given. Two grouped reads, sized by the copies: the writers
-    are ranked over the sentences that copy one (their partial index), then only the `limit` shown
-    have their sentences and sessions counted (the writer's index)."""
+    are ranked over the sentences that copy one (their partial index, which holds whose sentence
+    each copies), then only the `limit` shown have their sentences and sessions counted (the
+    writer's index)."""
     of_scope = _sentences(scope)
     ranked = list(
         of_scope.filter(copy_of__isnull=False)
         .values("worker_id", "worker__external_id", "worker__user__username")
         .annotate(
-            of_others=Count("id", filter=~Q(copy_of__worker_id=F("worker_id"))),
-            own_repeats=Count("id", filter=Q(copy_of__worker_id=F("worker_id"))),
+            of_others=Count("id", filter=Q(copies_other_writer=True)),
+            own_repeats=Count("id", filter=Q(copies_other_writer=False)),
         )
         .order_by("-of_others", "-own_repeats", "worker_id")[:limit]
     )
@@ -163,7 +164,7 @@ def copies_by_writer(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN)
         row["worker_id"]: row
         for row in of_scope.filter(worker_id__in=[row["worker_id"] for row in ranked])
         .values("worker_id")
-        .annotate(written=Count("id"), sessions=Count("study_session", distinct=True))
+        .annotate(written=Count("*"), sessions=Count("study_session", distinct=True))
         .order_by()
     }
     return [

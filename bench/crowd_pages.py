@@ -223,6 +223,11 @@ def add_written_sentences():
             " copy_similarity = 0.95 WHERE id % 25 = 0 AND id > 2000 AND copy_of_id IS NULL"
         )
         cursor.execute(
+            "UPDATE authorship_writtensentence AS copy SET copies_other_writer = copied.worker_id <> copy.worker_id"
+            " FROM authorship_writtensentence AS copied"
+            " WHERE copied.id = copy.copy_of_id AND copy.copies_other_writer IS NULL"
+        )
+        cursor.execute(
             "INSERT INTO authorship_writingevidence (field_name, text_chars, has_evidence, keystrokes, deletions,"
             " typed_chars, pasted_chars, untrusted_chars, prefilled_chars, pasted_after_away_chars, away_count,"
             " away_ms, typing_ms, intervals, flags, flagged, created_at, pair_id, study_session_id, worker_id)"
