@@ -7,6 +7,8 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Coalesce
 
+from corpus.models import Tally
+
 
 class WritingEvidence(models.Model):
     """One written field's typing evidence: a hypothesis (its Pair) or an adversarial try.
@@ -142,3 +144,26 @@ class NetworkSighting(models.Model):
 
     def __str__(self) -> str:
         return f"{self.worker_id} from {self.network}"
+
+
+class TypingTally(Tally):
+    """Typing records per dataset × study × writer × UTC day × flagged × with a record, as signed
+    deltas (`corpus.tallies`: writers only INSERT, a fold sums them): what the workers page shows of
+    how hypotheses were typed, per study and day and per writer, summed over a few rows instead of
+    read from every record. Kept by `authorship.typing_tally`. Outside a study the dataset and study
+    are empty (every record of every dataset counts them)."""
+
+    dataset = models.ForeignKey(  # type: ignore[assignment]
+        "corpus.Dataset", null=True, on_delete=models.CASCADE, related_name="+"
+    )
+    split = None  # type: ignore[assignment]
+    genre = None  # type: ignore[assignment]
+    study = models.ForeignKey("crowd.Study", null=True, on_delete=models.CASCADE, related_name="+", db_index=False)
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    flagged = models.BooleanField()
+    has_evidence = models.BooleanField()
+
+    class Meta(Tally.Meta):
+        verbose_name_plural = "typing tallies"
+        indexes = [models.Index(fields=["study", "day"], name="typing_tally_study_day")]

@@ -1,39 +1,41 @@
 """Reads of the authorship app: who writes like a machine, and who copies whom (the workers page)."""
 
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.scope import EVERYTHING, Scope
 
 from .judgements import Flag
-from .models import SenseScore, WritingEvidence, WrittenSentence
+from .models import SenseScore, TypingTally, WritingEvidence, WrittenSentence
 from .sense import writer_low_sense
 
 
 def typing_flags_by_worker(worker_ids: Iterable[int], scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
     """Per worker: hypotheses with a typing record, how many are flagged, how many came with no
-    evidence, and the sense of their hypotheses (`sense_by_worker`) (of the studies of `scope`, a team's datasets: a worker shared by teams is seen by each
-    through its own studies only; None: every record)."""
-    evidence = _evidence(scope)
+    evidence, and the sense of their hypotheses (`sense_by_worker`) (of the studies of `scope`, a
+    team's datasets: a worker shared by teams is seen by each through its own studies only; every
+    record for every dataset). Summed from the maintained typing tally (`authorship.typing_tally`)."""
     worker_ids_list = list(worker_ids)
     rows = (
-        evidence.filter(worker_id__in=worker_ids_list)
+        _typing(scope)
+        .filter(worker_id__in=worker_ids_list)
         .values("worker_id")
         .annotate(
-            written=Count("id"),
-            flagged=Count("id", filter=Q(flagged=True)),
-            no_evidence=Count("id", filter=Q(has_evidence=False)),
+            written=Sum("n"),
+            flagged=Sum("n", filter=Q(flagged=True), default=0),
+            no_evidence=Sum("n", filter=Q(has_evidence=False), default=0),
         )
         .order_by()
     )
     figures: dict[int, dict[str, int]] = {
         row["worker_id"]: {"written": row["written"], "flagged": row["flagged"], "no_evidence": row["no_evidence"]}
         for row in rows
+        if row["written"]
     }
     # The sense of their hypotheses (authorship.sense), beside how they were typed: scored, low,
     # and the writer-level judgement (1 when more are low than honest writing gives by chance).
@@ -98,9 +100,9 @@ def typing_flags_of_pairs(pair_ids: Any) -> dict[int, list[str]]:
 SHARE_OVER_TIME_DAYS = 30
 
 
-def _evidence(scope: Scope) -> QuerySet[WritingEvidence]:
-    """Typing records of the studies of `scope` (every record of every dataset)."""
-    return scope.filter(WritingEvidence.objects.all(), via="study_session__study__dataset")
+def _typing(scope: Scope) -> QuerySet[TypingTally]:
+    """The typing tally's rows of the studies of `scope` (every row of every dataset)."""
+    return scope.filter(TypingTally.objects.all())
 
 
 def _sentences(scope: Scope) -> QuerySet[WrittenSentence]:
@@ -112,20 +114,22 @@ def typing_flagged_share_by_study_day(
     scope: Scope = EVERYTHING, *, days: int = SHARE_OVER_TIME_DAYS
 ) -> list[dict[str, Any]]:
     """Per study and day (UTC, the last `days` days, newest first): hypotheses with a typing record,
-    how many are flagged and their share. One grouped read; records outside a study are left out."""
-    since = timezone.now() - timedelta(days=days)
-    rows = (
-        _evidence(scope)
-        .filter(study_session__isnull=False, created_at__gte=since)
-        .annotate(day=TruncDate("created_at"))
-        .values("study_session__study__slug", "study_session__study__name", "day")
-        .annotate(written=Count("id"), flagged=Count("id", filter=Q(flagged=True)))
-        .order_by("-day", "study_session__study__slug")
-    )
+    how many are flagged and their share. One grouped read of the maintained typing tally; records
+    outside a study are left out."""
+    since = (timezone.now() - timedelta(days=days)).astimezone(UTC).date()
+    rows = [
+        row
+        for row in _typing(scope)
+        .filter(study__isnull=False, day__gte=since)
+        .values("study__slug", "study__name", "day")
+        .annotate(written=Sum("n"), flagged=Sum("n", filter=Q(flagged=True), default=0))
+        .order_by("-day", "study__slug")
+        if row["written"]
+    ]
     return [
         {
-            "study": row["study_session__study__slug"],
-            "study_name": row["study_session__study__name"],
+            "study": row["study__slug"],
+            "study_name": row["study__name"],
             "day": row["day"],
             "written": row["written"],
             "flagged": row["flagged"],

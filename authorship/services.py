@@ -18,7 +18,7 @@ from corpus.models import Pair, Worker
 from crowd import hold_kinds
 from crowd.models import StudySession, TypingEvidenceAction
 
-from . import copies, judgements, sense
+from . import copies, judgements, sense, typing_tally
 from .evidence import FieldEvidence, read_evidence
 from .models import WritingEvidence
 
@@ -178,7 +178,9 @@ def record_writing_evidence(
         row.pair = pair
         rows.append(row)
     sense.sense_arriving()  # scored once the submit commits (authorship.sense), off the request path
-    return WritingEvidence.objects.bulk_create(rows)
+    saved = WritingEvidence.objects.bulk_create(rows)
+    typing_tally.recorded(saved, study_session)
+    return saved
 
 
 def record_try_evidence(
@@ -205,6 +207,7 @@ def record_try_evidence(
     )[field_name]
     row = _evidence_row(worker, study_session, field_name, text, found, away, flags)
     row.save()
+    typing_tally.recorded([row], study_session)
     return row
 
 

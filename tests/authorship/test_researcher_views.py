@@ -2,8 +2,10 @@
 
 from django.urls import reverse
 
+from authorship import typing_tally
 from authorship.models import WritingEvidence
 from collection import services, writing_claims
+from corpus import tallies
 from tests.authorship import records
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.present import present
@@ -64,6 +66,7 @@ def test_the_artifact_monitors_flagged_writers_show_their_typing_flagged_share(c
             flags=["pasted"] if pasted else [],
             flagged=pasted,
         )
+    tallies.check_and_rebuild(None, typing_tally.TALLY)  # records made around their writer
     refresh_monitor(dataset)
     client.force_login(researcher)
     page = client.get(reverse("dashboard:artifacts"), {"dataset": dataset.slug}).content.decode()
@@ -93,6 +96,7 @@ def test_the_workers_page_shows_each_studys_flagged_share_per_day(client, resear
             )
             WritingEvidence.objects.filter(pk=row.pk).update(created_at=day)
     WritingEvidence.objects.create(worker=make_worker(), field_name="hypothesis", flagged=True)  # no study: left out
+    tallies.check_and_rebuild(None, typing_tally.TALLY)  # records made (and dated) around their writer
     client.force_login(researcher)
     page = client.get(reverse("dashboard:workers")).content.decode()
     table = page.split('id="table-typing-over-time">', 1)[1].split("</table>", 1)[0]
