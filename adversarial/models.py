@@ -35,7 +35,7 @@ class AdversarialStudy(models.Model):
     class Meta:
         verbose_name_plural = "adversarial studies"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"adversarial settings of {self.study_id}"
 
 
@@ -114,11 +114,11 @@ class Round(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.study_id} round {self.number} ({self.status})"
 
     @property
-    def target_description(self):
+    def target_description(self) -> str:
         if self.target_run_id:
             return f"training run {self.target_run_id}"
         return self.target_endpoint
@@ -145,7 +145,7 @@ class AdversarialTask(models.Model):
     class Meta:
         indexes = [models.Index(fields=["round", "state"], name="advtask_round_state")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.target_label} task of worker {self.worker_id} in round {self.round_id}"
 
 
@@ -190,7 +190,7 @@ class AdversarialTry(models.Model):
         constraints = [models.UniqueConstraint(fields=["task", "number"], name="one_try_number_per_task")]
         indexes = [models.Index(fields=["round", "model_fooled"], name="advtry_round_fooled")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"try {self.number} of task {self.task_id}: {'fooled' if self.model_fooled else 'not fooled'}"
 
 

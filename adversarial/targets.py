@@ -62,16 +62,13 @@ _lock = threading.Lock()
 
 
 def _checkpoint_bytes(run):
-    """The checkpoint's bytes: the local file when there is one, else from the checkpoint storage."""
-    from modeling.training.storage import checkpoint_storage
+    """The checkpoint's bytes (`modeling.training.storage.read_checkpoint`); a run with neither a
+    local file nor a stored name is down."""
+    from modeling.training.storage import read_checkpoint
 
-    path = Path(run.checkpoint_path) if run.checkpoint_path else None
-    if path is not None and path.is_file():
-        return path.read_bytes()
-    if run.checkpoint_name:
-        with checkpoint_storage().open(run.checkpoint_name, "rb") as handle:
-            return handle.read()
-    raise TargetUnavailable(DOWN_MESSAGE)
+    if not run.checkpoint_name and not (run.checkpoint_path and Path(run.checkpoint_path).is_file()):
+        raise TargetUnavailable(DOWN_MESSAGE)
+    return read_checkpoint(run)
 
 
 def load_run_model(run):

@@ -90,12 +90,6 @@ def record_batch(
         )
 
 
-def changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The fields whose values differ, as (before, after)."""
-    keys = [key for key in new if _plain(old.get(key)) != _plain(new.get(key))]
-    return {key: old.get(key) for key in keys}, {key: new.get(key) for key in keys}
-
-
 REDACTED = "[redacted]"
 # The fields a redaction may rewrite: what an entry says. Which entry it is (id, time, team, action,
 # subject type and id) the database keeps as it was (the trigger of migration 0002).

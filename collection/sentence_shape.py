@@ -49,7 +49,6 @@ WARN_AT = 3  # warned, the writer may send it again unchanged: 21 more of SNLI d
 
 # What a study does with a hypothesis's shape (Study.shape_check).
 SHAPE_REFUSE, SHAPE_WARN, SHAPE_OFF = "refuse", "warn", "off"
-SHAPE_CHECKS = (SHAPE_REFUSE, SHAPE_WARN, SHAPE_OFF)
 
 _DETERMINING = frozenset({"det", "poss", "nummod", "predet", "quantmod"})
 _BARE_ROLES = frozenset({"nsubj", "nsubjpass", "ROOT", "attr", "appos", "npadvmod"})

@@ -18,4 +18,5 @@ def _parser() -> MarkdownIt:
 
 def sheet_html(text: str) -> SafeString:
     """The sheet's Markdown as HTML, raw HTML escaped."""
-    return mark_safe(_parser().render(text))
+    html: str = _parser().render(text)
+    return mark_safe(html)

@@ -15,7 +15,7 @@ from django.http import HttpRequest
 
 from teams import access
 
-from . import services, stopping_policies
+from . import exclusions, stopping_policies
 from .models import (
     AUTHOR_POSITION,
     Dataset,
@@ -92,7 +92,7 @@ class DatasetAdmin(admin.ModelAdmin[Dataset]):
         moved = change and "team" in form.changed_data
         super().save_model(request, obj, form, change)
         if moved:  # its labels follow the new team's exclusions, not the old one's
-            services.follow_team_exclusions(obj)
+            exclusions.follow_team_exclusions(obj)
 
 
 @admin.register(StoppingPolicy)

@@ -5,7 +5,7 @@ A pair's counters (`label_count`, its votes, `gold_label`) are moved by the labe
 against the label table (`corpus.selectors.in_gold`: the earliest five labels that count), sets
 right the pairs that disagree, reports pairs holding more labels that count than five, and checks
 and rebuilds the maintained aggregates (`corpus.tallies`). `python manage.py recompute_gold` runs
-it; excluding a worker (`corpus.services.set_workers_excluded`) too.
+it; excluding a worker (`corpus.exclusions.set_workers_excluded`) too.
 """
 
 from collections.abc import Sequence
@@ -247,6 +247,17 @@ RECOUNTED = (
 )
 
 
+def lock_pairs(pair_pks: Sequence[int]) -> None:
+    """Take these pairs' row locks (FOR NO KEY UPDATE of the pair rows alone) in pk order, as every
+    writer of labels takes them, in the caller's transaction."""
+    list(
+        Pair.objects.select_for_update(no_key=True, of=("self",))
+        .filter(pk__in=pair_pks)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
 def _fix_batch(batch: Sequence[int]) -> int:
     """Fix one batch in a transaction of its own; returns pairs written.
 
@@ -260,8 +271,7 @@ def _fix_batch(batch: Sequence[int]) -> int:
         # for the next recompute to find (a flush a commit is most of a fix of every pair).
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
-        locked = Pair.objects.select_for_update(no_key=True, of=("self",)).filter(pk__in=batch).order_by("pk")
-        list(locked.values_list("pk", flat=True))
+        lock_pairs(batch)
         rows = _recount_locked(batch)
         fixed = [row[0] for row in rows]
         worker_rows = worker_tally.read(fixed)  # the worker figures follow the counters (leave-one-out gold)

@@ -126,7 +126,7 @@ def stop_pairs(pairs: QuerySet[Pair]) -> int:
 def requeue_undecided_stopped(among: Sequence[int] | None = None) -> list[int]:
     """Pairs stopped under the decided rule whose gold is no longer decided (an excluded worker's
     label left their counters) take labels again: of `among` (pks), or of every pair. Returns their
-    pks (the caller withdraws a model's vote that stopped one: `corpus.services.set_workers_excluded`)."""
+    pks (the caller withdraws a model's vote that stopped one: `corpus.exclusions.set_workers_excluded`)."""
     pairs = Pair.objects.all() if among is None else Pair.objects.filter(pk__in=list(among))
     with transaction.atomic():
         pks = list(

@@ -54,7 +54,7 @@ class Worker(models.Model):
 class WorkerExclusion(models.Model):
     """A team's decision that a worker's answers on its datasets count nowhere (worker quality, SNLI
     §2.2): their labels there leave gold labels, statistics and snapshots (`ValidationLabel.excluded`
-    follows it, `corpus.services.set_workers_excluded`), and they take no more of its tasks. Another
+    follows it, `corpus.exclusions.set_workers_excluded`), and they take no more of its tasks. Another
     team's data is not touched: a worker excluded by one lab may go on labelling for another."""
 
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="exclusions")

@@ -21,8 +21,8 @@ from base.permissions import EXCLUDE_WORKERS
 from corpus import services as corpus_services
 from corpus.admin import WorkerAdmin
 from corpus.admin_pairs import PairAdmin
+from corpus.exclusions import ExclusionOutcome
 from corpus.models import Pair, Worker
-from corpus.services import ExclusionOutcome
 from crowd.admin import StudyAdmin
 from crowd.models import Study
 from modeling.admin import TrainingRunAdmin

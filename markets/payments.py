@@ -1,7 +1,7 @@
-"""The one payment machine: every payer (the Prolific API, the MTurk API, a payment file paid on
-the market's website) takes bonuses owed by the one rule (markets.selectors.owed_entries) and moves
-them owed -> claimed -> sent -> confirmed; the ledger's `paid` row is the one record of
-"confirmed" (docs/markets.md, "The payment machine").
+"""The one payment machine: every payer (the Prolific API, the MTurk API, here; a payment file paid
+on the market's website, markets.hand_payments) takes bonuses owed by the one rule
+(markets.selectors.owed_entries) and moves them owed -> claimed -> sent -> confirmed; the ledger's
+`paid` row is the one record of "confirmed" (docs/markets.md, "The payment machine").
 
 No transaction is ever held open across a call to a market: each step commits what it is about to
 do before the call and what the market answered after it, so a process killed at any point
@@ -30,7 +30,7 @@ from .answers import nothing_was_paid, read_settles, settled_after
 from .clients import MarketError, MarketTimeout, MarketUnreachable
 from .clients.mturk import MTurkClient
 from .clients.prolific import ProlificClient
-from .connections import PROLIFIC_BULK_MAX, ConnectionRefused, client_for, connected, connection_of, refused_outright
+from .connections import PROLIFIC_BULK_MAX, ConnectionRefused, client_for, connected, refused_outright
 from .models import (
     IN_FLIGHT,
     BatchState,
@@ -98,7 +98,7 @@ def _lease() -> datetime:
 
 
 def _confirm_payments(study: Study, payment_ids: list[int], by: Any = None) -> PaymentOutcome:
-    """The market confirmed these payments: sent -> confirmed (`_confirm`), in one transaction.
+    """The market confirmed these payments: sent -> confirmed (`confirm_paid`), in one transaction.
     Idempotent: a payment row exists only until its bonus is confirmed (a reconcile and a payer may
     both confirm one batch)."""
     outcome = PaymentOutcome()
@@ -106,13 +106,13 @@ def _confirm_payments(study: Study, payment_ids: list[int], by: Any = None) -> P
         rows = list(BonusPayment.objects.select_for_update().filter(pk__in=payment_ids).order_by("pk"))
         if not rows:
             return outcome
-        result = _confirm(study, [r.earned_id for r in rows], by, confirmed_by_market=True)
+        result = confirm_paid(study, [r.earned_id for r in rows], by, confirmed_by_market=True)
     outcome.paid = result["paid"]
     outcome.amount = result["amount"]
     return outcome
 
 
-def _confirm(study: Study, earned_ids: list[int], by: Any, *, confirmed_by_market: bool) -> dict[str, Any]:
+def confirm_paid(study: Study, earned_ids: list[int], by: Any, *, confirmed_by_market: bool) -> dict[str, Any]:
     """The machine's last step, for every payer: the ledger's `paid` rows (quality.bonuses.mark_paid,
     the one record of "paid") and the bonuses' payment rows, whose job ended, deleted. In the
     caller's transaction."""
@@ -148,7 +148,12 @@ def _pay_failed(
     return False
 
 
-def _waiting_participants(connection: MarketConnection) -> set[int]:
+def lock_payers(connection: MarketConnection) -> None:
+    """The lock every payer of one study queues on (in the caller's transaction)."""
+    MarketConnection.objects.select_for_update().get(pk=connection.pk)
+
+
+def waiting_participants(connection: MarketConnection) -> set[int]:
     """On Prolific, the workers (ids) whose new bonuses wait, for the API payer and the payment
     files alike: those with a bonus held by a payer and not confirmed. The reconcile compares a
     participant's bonus total on Prolific with what the ledger paid before one bulk bonus, so no
@@ -168,7 +173,7 @@ def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
     study = connection.study
     now = _now()
     with transaction.atomic():
-        _lock_payers(connection)
+        lock_payers(connection)
         # Rows whose earlier API payer stopped before sending anything: free again. (A file's claim
         # has no lease: it holds until the researcher confirms or releases it.)
         BonusPayment.objects.filter(
@@ -181,7 +186,7 @@ def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
         # The one 'owed' rule (a held session's bonuses wait for the hold's decision; a bonus a
         # payment file claimed is the researcher's to confirm or release).
         owed = list(selectors.owed_entries(study).order_by("pk"))
-        waiting = _waiting_participants(connection)
+        waiting = waiting_participants(connection)
         owed = [entry for entry in owed if entry.worker_id not in waiting]
         claimed = []
         for entry in owed:
@@ -550,93 +555,3 @@ def _too_early(batch: BonusBatch) -> str:
         "the payment in its record afterwards, so its record is believed to say 'not paid' only when read "
         f"after {when}; press again then (the record is read again on each press)."
     )
-
-
-# --- payers by hand: payment files paid on the market's website --------------------------------
-# A study with a connection has two payers, the API (the pay button) and a researcher paying a
-# file on the market's website; both take bonuses through the one 'owed' rule
-# (selectors.owed_entries) under the connection's row lock, so neither lists, sends or marks paid
-# a bonus the other holds. A study without a connection has no API payer: its files and its
-# "mark paid" are the ledger's alone.
-
-HAND_RELEASED = "Released by a researcher: the payment file was not paid."
-
-
-def _lock_payers(connection: MarketConnection) -> None:
-    """The lock every payer of one study queues on (in the caller's transaction)."""
-    MarketConnection.objects.select_for_update().get(pk=connection.pk)
-
-
-def claim_for_file(study: Study, file: str) -> list[BonusEntry]:
-    """The rows of one payment file ("prolific", "mturk" or "left-out", quality.bonuses.file_of).
-    With a connection, downloading the Prolific or MTurk file is the file payer's claim and send in
-    one step (owed -> claimed -> sent): the file leaves the house and may be paid on the market's
-    website at any time, so, as an API payment sent without an answer, its bonuses are settled
-    only by the researcher: confirmed (mark_paid_by_hand) or released (release_file_claims). It
-    lists the owed rows for it and the rows earlier downloads sent and nobody settled (the same
-    file downloaded again lists them again). The API payer and later files leave them alone. The
-    left-out file lists what no market file pays and claims nothing."""
-    if file not in bonuses.PAYMENT_FILES:
-        raise ValueError(f"Payment files: {', '.join(bonuses.PAYMENT_FILES)}.")
-    connection = connection_of(study)
-    if connection is None or file == "left-out":
-        listed = bonuses.unpaid(study) if connection is None else selectors.owed_entries(study)
-        return [entry for entry in listed if bonuses.file_of(entry) == file]
-    with transaction.atomic():
-        _lock_payers(connection)
-        waiting = _waiting_participants(connection)
-        for entry in selectors.owed_entries(study):
-            if bonuses.file_of(entry) != file or entry.worker_id in waiting:
-                continue
-            now = _now()
-            held = {"connection": connection, "state": PaymentState.SENT, "payer": Payer.FILE, "lease_until": now}
-            BonusPayment.objects.update_or_create(
-                earned=entry,
-                defaults={**held, "batch": None, "sent_at": now, "last_error": ""},
-                create_defaults={**held, "sent_at": now, "request_token": f"nli-bonus-{entry.pk}"},
-            )
-        return [entry for entry in selectors.held_by_files(study) if bonuses.file_of(entry) == file]
-
-
-def mark_paid_by_hand(study: Study, earned_ids: Iterable[int | str], *, by: Any = None) -> dict[str, Any]:
-    """A researcher paid these bonuses on the market's website (a downloaded file's, set aside, or
-    owed): confirmed (`_confirm`: the ledger's paid rows), in one transaction, with
-    quality.bonuses.mark_paid's checks and answer. Refused as a whole (bonuses.PaymentRefused) when
-    the API payer holds any of them: the market may be paying them right now, and the page that
-    listed them was older than that payment."""
-    connection = connection_of(study)
-    if connection is None:
-        return bonuses.mark_paid(study, earned_ids, by=by)
-    ids = sorted({int(pk) for pk in earned_ids})
-    with transaction.atomic():
-        _lock_payers(connection)
-        in_flight = BonusPayment.objects.filter(earned_id__in=ids, payer=Payer.API, state__in=IN_FLIGHT).count()
-        if in_flight:
-            raise bonuses.PaymentRefused(
-                f"{in_flight} of these bonus(es) are being paid through the market's API: nothing was marked "
-                "paid. Reload the page: it lists only the bonuses no other payer holds."
-            )
-        result = _confirm(study, ids, by, confirmed_by_market=False)
-    return result
-
-
-def release_set_aside(study: Study) -> int:
-    """The researcher fixed what the market refused (a participant id, say): the set-aside bonuses
-    are owed again and the next press tries them. Returns how many were released."""
-    connection = connected(study)
-    with transaction.atomic():
-        _lock_payers(connection)
-        return BonusPayment.objects.filter(connection=connection, state=PaymentState.ASIDE).update(
-            state=PaymentState.RELEASED, last_error="Released by a researcher to be tried again."
-        )
-
-
-def release_file_claims(study: Study) -> int:
-    """A researcher did not pay the downloaded file: its bonuses are owed again (the API payer or a
-    later file may take them). Returns how many were released."""
-    connection = connected(study)
-    with transaction.atomic():
-        _lock_payers(connection)
-        return BonusPayment.objects.filter(connection=connection, payer=Payer.FILE, state=PaymentState.SENT).update(
-            state=PaymentState.RELEASED, last_error=HAND_RELEASED
-        )

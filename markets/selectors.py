@@ -27,7 +27,7 @@ RECENT_CALLS = 20
 
 # --- the one 'owed' rule and the payment machine's states -------------------------------------
 # Every payer asks it: the API payer (payments._claim_owed), a payment file's download
-# (payments.claim_for_file) and the bonus page. A bonus is owed when the ledger has it unpaid and
+# (hand_payments.claim_for_file) and the bonus page. A bonus is owed when the ledger has it unpaid and
 # payable (quality.bonuses.unpaid) and no payer holds it: no BonusPayment, or one released. A
 # bonus held by one payer is therefore never listed, sent or marked paid by another. Confirmed is
 # the ledger's paid row, the one record of "paid".

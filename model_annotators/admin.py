@@ -19,7 +19,7 @@ from .models import Calibration, LabellingJob, ModelAnnotator, ModelLabel, Model
 from .prompts import DEFAULT_PROMPTS
 
 MAX_TIMEOUT_SECONDS = 300.0
-# What an admin save logs: the fields a researcher sets (the key only as whether it was replaced).
+# The fields a researcher sets, and what an admin save logs (the key only as whether it was replaced).
 AUDITED_FIELDS = (
     "name",
     "dataset",
@@ -62,22 +62,7 @@ class ModelAnnotatorForm(forms.ModelForm[ModelAnnotator]):
 
     class Meta:
         model = ModelAnnotator
-        fields = [
-            "name",
-            "dataset",
-            "study",
-            "kind",
-            "training_run",
-            "base_url",
-            "model_name",
-            "temperature",
-            "requests_per_minute",
-            "max_retries",
-            "timeout_seconds",
-            "price_per_million_input_tokens",
-            "price_per_million_output_tokens",
-            "currency",
-        ]
+        fields = list(AUDITED_FIELDS)
 
 
 def _plain(value: Any) -> Any:

@@ -5,7 +5,6 @@ and the reading of a run's label words. Shared by the labelling (labelling.py) a
 
 import hashlib
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -64,14 +63,9 @@ def stored_label(word: str) -> str:
 def load_run_checkpoint(run: Any) -> Any:
     """The run's LoadedModel, from its checkpoint in this platform's storage, its SHA-256 checked."""
     from modeling.training.checkpoint import load_checkpoint
-    from modeling.training.storage import checkpoint_storage
+    from modeling.training.storage import read_checkpoint
 
-    path = Path(run.checkpoint_path) if run.checkpoint_path else None
-    if path is not None and path.is_file():
-        data = path.read_bytes()
-    else:
-        with checkpoint_storage().open(run.checkpoint_name, "rb") as handle:
-            data = handle.read()
+    data = read_checkpoint(run)
     actual = hashlib.sha256(data).hexdigest()
     if run.checkpoint_sha256 and actual != run.checkpoint_sha256:
         raise CannotLabel(f"the checkpoint of run {run.pk} is not the one recorded (SHA-256 {actual[:12]}…)")

@@ -1,17 +1,15 @@
 """Reads of the model annotators for the researchers' pages: their calibrations beside the
-workers, the adjudication queue's help, and triage's order. Never read by a validator's page."""
+workers and the adjudication queue's help (triage's order is model_annotators.triage). Never read
+by a validator's page."""
 
 from collections.abc import Iterable
 from typing import Any
-
-from django.db.models import F, QuerySet
 
 from corpus.models import Pair
 from corpus.scope import Scope
 
 from .calibration import latest_calibration
 from .models import ModelAnnotator, ModelLabel, ModelUse, Outcome
-from .scope import asked_with
 
 
 def calibration_rows(scope: Scope) -> list[dict[str, Any]]:
@@ -52,30 +50,11 @@ def adjudication_hints(pairs: Iterable[Pair]) -> dict[int, list[dict[str, str]]]
     rows = (
         ModelLabel.objects.filter(pair_id__in=wanted, outcome=Outcome.LABELLED)
         .order_by("pair_id", "annotator_id", "-created_at", "-pk")
+        .distinct("pair_id", "annotator_id")  # each annotator's latest label of the pair
         .values("pair_id", "annotator_id", "annotator__name", "label", "reason")
     )
-    seen: set[tuple[int, int]] = set()
     for row in rows:
-        key = (row["pair_id"], row["annotator_id"])
-        if key in seen:
-            continue
-        seen.add(key)
         hints.setdefault(row["pair_id"], []).append(
             {"model": row["annotator__name"], "label": row["label"], "reason": row["reason"]}
         )
     return hints
-
-
-def triage_pairs(use: ModelUse) -> QuerySet[Pair]:
-    """Triage (off unless the study names a triage model): the study's pairs still taking labels
-    where the model's label under its current prompt differs from the writer's intended label,
-    to be validated first."""
-    annotator = use.triage_annotator
-    if annotator is None:
-        return Pair.objects.none()
-    disagreeing = ModelLabel.objects.filter(
-        annotator=annotator, asked_with=asked_with(annotator), outcome=Outcome.LABELLED
-    ).exclude(label=F("pair__author_label"))
-    return Pair.objects.filter(
-        dataset_id=use.study.dataset_id, needs_validation=True, pk__in=disagreeing.values("pair_id")
-    ).order_by("pk")

@@ -80,10 +80,6 @@ class VoteReplay:
     gold_changed: int = 0
     gold_given_to_no_gold: int = 0  # of gold_changed: a pair whose five labels give "-" given the model's label
 
-    @property
-    def extra_saved(self) -> int:
-        return self.saved_with_vote - self.saved_human_rule
-
     def row(self) -> str:
         acc = "n/a" if self.accuracy is None else f"{self.accuracy:.3f}"
         share = self.saved_with_vote / self.validation_labels if self.validation_labels else 0.0

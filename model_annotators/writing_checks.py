@@ -1,7 +1,7 @@
 """Writing checks, a use of its own, off by default: a model judges each written pair,
 is the hypothesis nonsense, does it fit the writer's intended label? The judgement is stored per
 pair (`WritingCheck`), never as a label: it moves no gold and no count. Researchers read it beside
-the typing evidence (`checks_of`, for the pairs page's detail); participants never see it.
+the typing evidence (`checks_of_pairs`, for the pairs page's detail); participants never see it.
 
 - An endpoint annotator is asked the versioned prompt of task kind "writing" (prompts.py,
   `DEFAULT_PROMPTS[TaskKind.WRITING]`), premise, intended label (in the dataset's words) and
@@ -90,14 +90,10 @@ class _RunChecker:
         return rows
 
 
-def checks_of(pairs: Iterable[Pair]) -> dict[int, list[dict[str, Any]]]:
-    """{pair pk: [check]} of the pairs whose study turned writing checks on with this annotator:
-    the latest check of each pair by that annotator (a researcher's page only)."""
-    return checks_of_pairs([(pair.pk, pair.dataset_id) for pair in pairs])
-
-
 def checks_of_pairs(pairs: Sequence[tuple[int, int]]) -> dict[int, list[dict[str, Any]]]:
-    """`checks_of` the pairs given as (pair pk, dataset pk), for pages that read plain rows."""
+    """{pair pk: [check]} of the pairs, given as (pair pk, dataset pk), whose study turned writing
+    checks on with this annotator: the latest check of each pair by that annotator (a researcher's
+    page only)."""
     chosen = dict(
         ModelUse.objects.filter(
             writing_checks_annotator__isnull=False, study__dataset_id__in={dataset for _, dataset in pairs}
@@ -108,6 +104,7 @@ def checks_of_pairs(pairs: Sequence[tuple[int, int]]) -> dict[int, list[dict[str
     rows = (
         WritingCheck.objects.filter(pair_id__in=wanted, annotator_id__in=annotators)
         .order_by("pair_id", "annotator_id", "-created_at", "-pk")
+        .distinct("pair_id", "annotator_id")  # the latest check of each pair by each annotator
         .values(
             "pair_id",
             "annotator_id",
@@ -121,12 +118,7 @@ def checks_of_pairs(pairs: Sequence[tuple[int, int]]) -> dict[int, list[dict[str
         )
     )
     checks: dict[int, list[dict[str, Any]]] = {}
-    seen: set[tuple[int, int]] = set()
     for row in rows:
-        key = (row["pair_id"], row["annotator_id"])
-        if key in seen:
-            continue
-        seen.add(key)
         checks.setdefault(row["pair_id"], []).append(
             {
                 "model": row["annotator__name"],

@@ -3,7 +3,7 @@
 `remove_contributions` is the engine a withdrawal and an erasure share: a participant's labels and
 written pairs leave the corpus, and every figure that counted them (counters and gold labels,
 agreement, the maintained tallies, the worker figures, the figure cache) moves in the same
-transaction through the corpus's own writers (`corpus.services.labels_left`, `corpus.tallies`,
+transaction through the corpus's own writers (`corpus.exclusions.labels_left`, `corpus.tallies`,
 `corpus.worker_tally`): there is no second recompute here.
 """
 
@@ -30,8 +30,8 @@ from audit.models import AuditEntry
 from base.long_tasks import JobStatus
 from base.subquery import EqualsAny
 from corpus import recompute, tallies
+from corpus.exclusions import labels_left
 from corpus.models import Dataset, LengthTally, Pair, PairTally, Premise, ValidationLabel, WordTally, Worker
-from corpus.services import labels_left
 from corpus.tallies import LENGTH_KEY, PAIR_KEY, WORD_KEY
 from corpus.tallies.worker_tally import EACH_PK
 from crowd.models import ContributionsOnWithdrawal, Study, StudySession

@@ -254,7 +254,7 @@ def _owed(role: QuerySet[Pair], study_served: tuple[int, int], *, per_batch: flo
         .filter(premise_served__gt=0)
         .values_list("served", flat=True)
     )
-    left = sum(max(0, MAX_SERVINGS - served) for served in open_pairs)
+    left: int = sum(max(0, MAX_SERVINGS - served) for served in open_pairs)
     return per_batch * (batches + 1) - catch - left
 
 

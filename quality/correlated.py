@@ -167,7 +167,8 @@ def _confusions(
     counts = np.ones((n_workers, n_labels, n_labels))
     scored = references >= 0
     np.add.at(counts, (workers[scored], references[scored], labels[scored]), 1)
-    return counts / counts.sum(axis=2, keepdims=True)
+    smoothed: np.ndarray = counts / counts.sum(axis=2, keepdims=True)
+    return smoothed
 
 
 def pair_statistics(data: pd.DataFrame) -> pd.DataFrame:
@@ -294,7 +295,8 @@ def shared_error_links(data: pd.DataFrame, per_pair: pd.DataFrame, alpha: float 
     seed_p_shared = stats.binom.sf(per_seed["co_errors"] - 1, per_seed["error_events"], q0)
     kept = set(per_seed.index[(per_seed["co_errors"] >= MIN_CO_ERRORS) & (seed_p_shared <= SEED_LEVEL)])
     both_kept = per_pair["worker_a"].isin(kept).to_numpy() & per_pair["worker_b"].isin(kept).to_numpy()
-    return both_kept & (co_errors > 0)
+    flagged: np.ndarray = both_kept & (co_errors > 0)
+    return flagged
 
 
 def find_correlated_groups(

@@ -28,7 +28,7 @@ from corpus.models import Worker
 from crowd import hold_kinds
 from crowd.hold_kinds import Found, HoldKind
 from crowd.holds import lift
-from crowd.models import CodeHold, StudySession
+from crowd.models import CodeHold, Study, StudySession
 
 from . import sequential
 from .correlated_runs import CORRELATED, correlated_group_of, group_reason
@@ -57,7 +57,7 @@ def add_strata(source: Callable[[Worker], Iterable[sequential.QualityStratum]]) 
 
 
 def hold_findings(
-    worker, study, *, more: Iterable[sequential.QualityStratum] = (), first_session: bool = False
+    worker: Worker, study: Study, *, more: Iterable[sequential.QualityStratum] = (), first_session: bool = False
 ) -> list[Found]:
     """Why this worker's code is held in this study: at chance (the stronger finding), else probably
     poor, else not yet shown acceptable (one GUESSER finding); one of a correlated group (ids
@@ -88,15 +88,7 @@ def hold_findings(
     return found
 
 
-def hold_reason(
-    worker, study, *, more: Iterable[sequential.QualityStratum] = (), first_session: bool = False
-) -> str | None:
-    """The first of `hold_findings`' texts, or None."""
-    found = hold_findings(worker, study, more=more, first_session=first_session)
-    return found[0].text if found else None
-
-
-def is_first_session(study_session) -> bool:
+def is_first_session(study_session: StudySession) -> bool:
     """No other session of this worker in this study was completed before."""
     return not (
         StudySession.objects.filter(
@@ -107,7 +99,7 @@ def is_first_session(study_session) -> bool:
     )
 
 
-def release_deferred_codes(study_session) -> int:
+def release_deferred_codes(study_session: StudySession) -> int:
     """Lift the deferred holds of the worker's earlier sessions in this study (those no researcher
     decided): this session's evidence was enough to pay. Their codes are given unless another hold
     keeps them. Returns how many sessions' deferred holds were lifted."""
@@ -126,7 +118,7 @@ def release_deferred_codes(study_session) -> int:
     return released
 
 
-def hold_code_of_guesser(study_session, *, more: Iterable[sequential.QualityStratum] = ()) -> list[Found]:
+def hold_code_of_guesser(study_session: StudySession, *, more: Iterable[sequential.QualityStratum] = ()) -> list[Found]:
     """The reasons to hold this completing session's code (none unless its study holds the codes of
     guessers and poor workers), with every task app's registered strata beside `more`. A session
     paid on its evidence gives the worker's deferred codes in the study."""

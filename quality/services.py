@@ -10,11 +10,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from audit import services as audit
+from corpus.exclusions import ExclusionOutcome, set_workers_excluded
 from corpus.gold import VOTE_FIELD
 from corpus.models import Pair, Worker
 from corpus.scope import Scope
 from corpus.selectors import excluded_in
-from corpus.services import ExclusionOutcome, LabelRefused, set_workers_excluded
+from corpus.services import LabelRefused
 from crowd.models import StudySession
 from crowd.registry import release_open_claims_of_workers
 

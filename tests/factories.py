@@ -80,8 +80,8 @@ def exclude(workers, excluded=True, *, teams=None):
     """Exclude (or include again) workers, the way a researcher does (`set_workers_excluded`), in
     `teams` (ids; the default team's, where the suite's data lives, unless named). `workers`: a
     Worker, a list of them or a queryset."""
+    from corpus.exclusions import set_workers_excluded
     from corpus.models import Worker
-    from corpus.services import set_workers_excluded
     from teams.models import default_team_id
 
     if isinstance(workers, Worker):

@@ -114,17 +114,17 @@ def test_the_check_sees_planted_admin_actions(tmp_path):
     planted = tmp_path / "admin_planted.py"
     planted.write_text(
         "from audit import services as audit\n"
-        "from corpus import services\n"
+        "from corpus import exclusions\n"
         "from quality.services import set_excluded\n\n\n"
         "def exclude_workers(model_admin, request, queryset):\n"
-        "    services.set_workers_excluded(queryset, True, teams=[1])\n"
+        "    exclusions.set_workers_excluded(queryset, True, teams=[1])\n"
         "    set_excluded([1], True, teams=[1])\n"
         "    audit.record('admin.planted', actor=request.user)\n",
         encoding="utf-8",
     )
     modules = project_modules()
     assert admin_calls_beneath_the_top(modules, {"corpus.admin_planted": planted}) == [
-        "corpus.admin_planted calls corpus.services.set_workers_excluded, which quality.services wraps",
+        "corpus.admin_planted calls corpus.exclusions.set_workers_excluded, which quality.services wraps",
         "corpus.admin_planted calls quality.services.set_excluded, a write service of another app",
     ]
     assert admin_calls_beneath_the_top(modules, {"dashboard.admin_planted": planted}) == []

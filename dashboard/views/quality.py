@@ -21,7 +21,7 @@ from crowd.models import Study, StudySession
 from dashboard.queries import quality as queries
 from dashboard.queries.common import pair as pair_named
 from markets import connections as market_connections
-from markets import payments as market_payments
+from markets import hand_payments as market_payments
 from markets import selectors as market_selectors
 from quality import bonuses, selectors, services
 from quality.bonus_lines import UnpaidLine, unpaid_lines

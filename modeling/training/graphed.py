@@ -123,11 +123,6 @@ class GraphedStep:
         self.loss_total = torch.zeros((), dtype=torch.float32, device=self.device)
         self.correct_total = torch.zeros((), dtype=torch.float32, device=self.device)
         self._graphs: dict[tuple[int, int], torch.cuda.CUDAGraph] = {}
-        self._pools: dict[tuple[int, int], Any] = {}
-
-    @property
-    def captured_shapes(self) -> list[tuple[int, int]]:
-        return sorted(self._graphs)
 
     def epoch(self, rng: random.Random, fraction: float = 0.0, bucket: bool = True) -> Iterator[int]:
         """Train one epoch (the host path's batches, pair for pair); yields each step's real pair count."""

@@ -12,7 +12,6 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 
 from django.db import transaction
 from django.utils import timezone
@@ -34,14 +33,9 @@ class RemeasureImpossible(Exception):
 
 
 def _checkpoint_bytes(run: TrainingRun) -> bytes:
-    from .storage import checkpoint_storage
+    from .storage import read_checkpoint
 
-    path = Path(run.checkpoint_path) if run.checkpoint_path else None
-    if path is not None and path.is_file():
-        data = path.read_bytes()
-    else:
-        with checkpoint_storage().open(run.checkpoint_name, "rb") as handle:
-            data = handle.read()
+    data = read_checkpoint(run)
     if hashlib.sha256(data).hexdigest() != run.checkpoint_sha256:
         raise RemeasureImpossible("the stored checkpoint's SHA-256 is not the one the run recorded")
     return data

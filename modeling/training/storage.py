@@ -17,11 +17,22 @@ from base.file_storage import file_storage
 from base.file_storage import local_path as local_path  # re-exported: callers read checkpoints by it
 
 if TYPE_CHECKING:  # models import this module's package
-    from modeling.models import Snapshot
+    from modeling.models import Snapshot, TrainingRun
 
 
 def checkpoint_storage() -> Storage:
     return file_storage("checkpoints")
+
+
+def read_checkpoint(run: "TrainingRun") -> bytes:
+    """A run's checkpoint as stored, unchecked: its file on this host when there is one
+    (`checkpoint_path`), else from the checkpoint storage (`checkpoint_name`)."""
+    path = Path(run.checkpoint_path) if run.checkpoint_path else None
+    if path is not None and path.is_file():
+        return path.read_bytes()
+    with checkpoint_storage().open(run.checkpoint_name, "rb") as handle:
+        data: bytes = handle.read()
+    return data
 
 
 def snapshot_storage() -> Storage:

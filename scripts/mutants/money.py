@@ -9,6 +9,7 @@ behaviours (what is paid, how much, to whom, when).
 from scripts.mutation_pass import Mutant
 
 PAYMENTS_PY = "markets/payments.py"
+HAND_PAYMENTS_PY = "markets/hand_payments.py"
 REVIEWS_PY = "markets/reviews.py"
 EVENTS_PY = "markets/events.py"
 CONNECTIONS_PY = "markets/connections.py"
@@ -218,7 +219,7 @@ MUTANTS = [
         behaviour="52.1: the payment file lists bonuses the API is paying and claims nothing (paid twice)",
     ),
     Mutant(
-        path=PAYMENTS_PY,
+        path=HAND_PAYMENTS_PY,
         old="        if in_flight:\n            raise bonuses.PaymentRefused(",
         new="        if False:\n            raise bonuses.PaymentRefused(",
         tests=[OWED],
@@ -232,7 +233,7 @@ MUTANTS = [
         behaviour="52.1: a downloaded file's claim is reaped as a stale lease, so the pay button pays the file's bonuses",
     ),
     Mutant(
-        path=PAYMENTS_PY,
+        path=HAND_PAYMENTS_PY,
         old="if bonuses.file_of(entry) != file or entry.worker_id in waiting:",
         new="if bonuses.file_of(entry) != file:",
         tests=[OWED],

@@ -7,8 +7,9 @@ data; verification read every label, excluded workers' too."""
 import pytest
 
 from adversarial.models import Verification
+from corpus.exclusions import set_workers_excluded
 from corpus.models import Worker
-from corpus.services import add_labels, set_workers_excluded
+from corpus.services import add_labels
 from crowd.models import DeviceSighting
 from quality.models import BonusEntry
 from teams.models import default_team_id

@@ -17,10 +17,11 @@ from artifacts.selectors import giveaway_words_for, tag_figures
 from artifacts.services import run_tagging_job, start_tagging
 from corpus import tallies
 from corpus.adjudication import adjudicate
+from corpus.exclusions import set_workers_excluded
 from corpus.models import Label, Pair, Premise, Split, ValidationLabel, Worker
 from corpus.recompute import recompute_gold
 from corpus.scope import Scope
-from corpus.services import add_label, add_labels, create_pairs, set_workers_excluded
+from corpus.services import add_label, add_labels, create_pairs
 from teams.models import default_team_id
 from tests import factories
 

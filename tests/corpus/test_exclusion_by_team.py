@@ -7,10 +7,11 @@ from django.urls import reverse
 
 from audit.models import AuditEntry
 from base.permissions import ensure_researcher_group
+from corpus.exclusions import set_workers_excluded
 from corpus.models import Label, Pair, ValidationLabel, WorkerExclusion
 from corpus.scope import Scope
 from corpus.selectors import excluded_workers
-from corpus.services import LabelRefused, add_label, set_workers_excluded
+from corpus.services import LabelRefused, add_label
 from teams.models import Role, Team
 from teams.services import join
 from tests import factories

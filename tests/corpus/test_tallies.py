@@ -14,10 +14,11 @@ from django.contrib.auth.models import User
 from collection.splits import assign_splits
 from corpus import tallies
 from corpus.agreement import agreement_stats
+from corpus.exclusions import set_workers_excluded
 from corpus.models import LengthKind, LengthTally, Pair, PairTally, Premise, Split, WordTally, Worker
 from corpus.recompute import recompute_gold
 from corpus.scope import Scope
-from corpus.services import LabelRefused, add_label, add_labels, set_workers_excluded
+from corpus.services import LabelRefused, add_label, add_labels
 from importers.services import import_pairs_file
 from teams.models import default_team_id
 from tests import factories

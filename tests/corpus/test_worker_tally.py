@@ -18,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from collection.splits import assign_splits
 from corpus import tallies, worker_tally
 from corpus.adjudication import adjudicate
+from corpus.exclusions import set_workers_excluded
 from corpus.models import (
     AdjudicationAction,
     Pair,
@@ -29,7 +30,7 @@ from corpus.models import (
 )
 from corpus.recompute import recompute_gold
 from corpus.scope import Scope
-from corpus.services import LabelRefused, add_label, add_labels, release_awaiting_labels, set_workers_excluded
+from corpus.services import LabelRefused, add_label, add_labels, release_awaiting_labels
 from quality import flags as flag_rules
 from quality import sequential
 from quality.selectors import label_figures, median_seconds, worker_quality

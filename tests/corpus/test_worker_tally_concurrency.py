@@ -16,8 +16,9 @@ from django.contrib.auth.models import User
 from django.db import connections
 
 from corpus import tallies, worker_tally
+from corpus.exclusions import set_workers_excluded
 from corpus.models import Pair, Worker
-from corpus.services import LabelRefused, add_labels, set_workers_excluded
+from corpus.services import LabelRefused, add_labels
 from teams.models import default_team_id
 from tests import factories
 

@@ -12,11 +12,12 @@ import pytest
 from django.contrib.auth.models import User
 
 from corpus import tallies
+from corpus.exclusions import set_workers_excluded
 from corpus.labels import CONTRADICTION
 from corpus.models import Label, Market, Pair, ValidationLabel, Worker
 from corpus.recompute import find_disagreements
 from corpus.selectors import in_gold, labels_that_count
-from corpus.services import add_labels, set_workers_excluded
+from corpus.services import add_labels
 from crowd.models import MarketCheck, StudySession
 from markets import identity
 from teams.models import default_team_id

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from audit.models import AuditEntry
 from corpus.models import Market, Worker
-from markets import payments
+from markets import hand_payments, payments
 from markets.answers import settled_after
 from markets.connections import ConnectionRefused
 from markets.models import BatchState, BonusBatch, BonusPayment, MarketCall, Payer, PaymentState
@@ -42,7 +42,7 @@ def test_releasing_set_aside_bonuses_frees_only_this_studys_and_never_one_in_fli
     owe_bonuses(other, [stranger], per_session=1)
     assert payments.pay_owed_bonuses(other).set_aside == 1
 
-    assert payments.release_set_aside(study) == 1
+    assert hand_payments.release_set_aside(study) == 1
 
     released = BonusPayment.objects.get(earned=owed[1])
     assert released.state == PaymentState.RELEASED
@@ -66,21 +66,21 @@ def test_releasing_a_downloaded_file_frees_only_its_claims_once(standin, django_
         sent_at=timezone.now(),
         lease_until=timezone.now() + timedelta(minutes=5),
     )
-    assert {e.pk for e in payments.claim_for_file(study, "prolific")} == {owed[1].pk, owed[2].pk}
+    assert {e.pk for e in hand_payments.claim_for_file(study, "prolific")} == {owed[1].pk, owed[2].pk}
     other = make_study(slug="other-study")
     connect_mturk(other, standin)
     foreign = arrive(other, standin, django_user_model, 1, market=Market.MTURK)
     owe_bonuses(other, foreign, per_session=1)
-    assert len(payments.claim_for_file(other, "mturk")) == 1
+    assert len(hand_payments.claim_for_file(other, "mturk")) == 1
 
-    assert payments.release_file_claims(study) == 2
+    assert hand_payments.release_file_claims(study) == 2
 
     for row in BonusPayment.objects.filter(earned__in=owed[1:]):
-        assert (row.state, row.last_error) == (PaymentState.RELEASED, payments.HAND_RELEASED)
+        assert (row.state, row.last_error) == (PaymentState.RELEASED, hand_payments.HAND_RELEASED)
     in_flight.refresh_from_db()
     assert (in_flight.payer, in_flight.state) == (Payer.API, PaymentState.SENT), "the API payer's send is not freed"
     assert BonusPayment.objects.get(earned__study=other).state == PaymentState.SENT, "another study's file"
-    assert payments.release_file_claims(study) == 0, "a file released already frees nothing more"
+    assert hand_payments.release_file_claims(study) == 0, "a file released already frees nothing more"
 
 
 def test_marking_paid_by_hand_without_a_connection_records_who_paid(standin, django_user_model, researcher):
@@ -88,7 +88,7 @@ def test_marking_paid_by_hand_without_a_connection_records_who_paid(standin, dja
     sessions = arrive(study, standin, django_user_model, 2)
     owed = owe_bonuses(study, sessions, per_session=1)
 
-    result = payments.mark_paid_by_hand(study, [str(row.pk) for row in owed], by=researcher)
+    result = hand_payments.mark_paid_by_hand(study, [str(row.pk) for row in owed], by=researcher)
 
     assert (result["paid"], result["already_paid"]) == (2, 0)
     assert sorted(ledger_paid(study).values_list("pays_id", "recorded_by")) == sorted(
@@ -155,11 +155,11 @@ def test_a_left_out_bonus_is_listed_and_never_claimed_and_the_files_other_bonuse
     owed = owe_bonuses(study, sessions, per_session=1)
     Worker.objects.filter(pk=sessions[0].worker_id).update(external_id="")  # no participant id: by hand
 
-    assert [e.pk for e in payments.claim_for_file(study, "left-out")] == [owed[0].pk]
+    assert [e.pk for e in hand_payments.claim_for_file(study, "left-out")] == [owed[0].pk]
     assert not BonusPayment.objects.exists(), "the left-out list claims nothing"
-    assert {e.pk for e in payments.claim_for_file(study, "prolific")} == {owed[1].pk, owed[2].pk}
+    assert {e.pk for e in hand_payments.claim_for_file(study, "prolific")} == {owed[1].pk, owed[2].pk}
     with pytest.raises(ValueError, match=r"^Payment files: prolific, mturk, left-out\.$"):
-        payments.claim_for_file(study, "paypal")
+        hand_payments.claim_for_file(study, "paypal")
 
 
 def test_a_study_without_a_connection_lists_its_files_bonuses_and_claims_nothing(standin, django_user_model):
@@ -167,8 +167,8 @@ def test_a_study_without_a_connection_lists_its_files_bonuses_and_claims_nothing
     sessions = arrive(study, standin, django_user_model, 2)
     owed = owe_bonuses(study, sessions, per_session=1)
 
-    assert [e.pk for e in payments.claim_for_file(study, "prolific")] == [row.pk for row in owed]
-    assert payments.claim_for_file(study, "mturk") == []
+    assert [e.pk for e in hand_payments.claim_for_file(study, "prolific")] == [row.pk for row in owed]
+    assert hand_payments.claim_for_file(study, "mturk") == []
     assert not BonusPayment.objects.exists()
 
 
@@ -183,7 +183,7 @@ def test_a_file_claims_a_bonus_an_api_payer_freed_as_its_own_clean_send(standin,
     assert (freed.state, freed.payer) == (PaymentState.RELEASED, Payer.API)
     assert freed.batch_id is not None and freed.last_error
 
-    assert [e.pk for e in payments.claim_for_file(study, "prolific")] == [row.pk]
+    assert [e.pk for e in hand_payments.claim_for_file(study, "prolific")] == [row.pk]
 
     claim = BonusPayment.objects.get(earned=row)
     assert (claim.state, claim.payer, claim.batch_id, claim.last_error) == (PaymentState.SENT, Payer.FILE, None, "")
@@ -198,7 +198,7 @@ def test_a_set_aside_bonus_paid_by_hand_is_marked_paid_by_the_researcher(standin
     owed = owe_bonuses(study, sessions, per_session=1)
     assert payments.pay_owed_bonuses(study).set_aside == 1
 
-    result = payments.mark_paid_by_hand(study, [owed[1].pk], by=researcher)
+    result = hand_payments.mark_paid_by_hand(study, [owed[1].pk], by=researcher)
 
     assert result["paid"] == 1
     (entry,) = AuditEntry.objects.filter(actor=researcher.username)
@@ -220,7 +220,7 @@ def test_mark_paid_by_hand_beside_the_api_payer_is_refused_and_says_to_reload(st
     )
 
     with pytest.raises(PaymentRefused) as refused:
-        payments.mark_paid_by_hand(study, [row.pk for row in owed])
+        hand_payments.mark_paid_by_hand(study, [row.pk for row in owed])
 
     assert str(refused.value) == (
         "1 of these bonus(es) are being paid through the market's API: nothing was marked paid. "

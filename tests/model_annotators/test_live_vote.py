@@ -93,8 +93,8 @@ def test_without_an_earned_agreeing_vote_the_pair_takes_its_human_labels(
 
 @pytest.mark.django_db
 def test_a_pair_the_vote_stopped_takes_labels_again_when_one_of_its_human_labels_is_excluded(make_worker):
+    from corpus.exclusions import set_workers_excluded
     from corpus.models import AdjudicationAction, Worker
-    from corpus.services import set_workers_excluded
 
     dataset, annotator, study = voting_setup("requeued", accuracy=0.97)
     pair = make_pair(dataset, label=E)

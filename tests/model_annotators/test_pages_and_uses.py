@@ -9,7 +9,6 @@ from crowd.models import Study, TaskKind
 from model_annotators import services
 from model_annotators.calibration import calibrate
 from model_annotators.models import AnnotatorKind, ModelAnnotator, ModelLabel, PromptVersion
-from model_annotators.selectors import triage_pairs
 from tests import factories
 
 from .conftest import gold_pairs
@@ -74,24 +73,14 @@ def test_the_adjudication_queue_shows_the_model_only_where_a_study_asked(client,
 
 
 @pytest.mark.django_db
-def test_triage_names_the_pairs_where_the_model_disagrees_with_the_writer():
+def test_a_study_takes_models_of_its_own_dataset_only():
+    """Triage is off by default; what it does to the claim order: test_triage_claims.py."""
     dataset = factories.dataset("triaged")
-    genre = factories.genre("fiction")
-    agreed, disputed, _unlabelled = (
-        factories.pair(dataset, factories.premise(dataset, genre), [Label.ENTAILMENT]) for _ in range(3)
-    )
     annotator = endpoint_annotator(dataset)
-    for pair, label in ((agreed, "entailment"), (disputed, "contradiction")):
-        ModelLabel.objects.create(
-            annotator=annotator, pair=pair, asked_with="validation-v1", outcome="labelled", label=label
-        )
     study = study_of(dataset)
-    use = services.set_model_use(study)
-    assert list(triage_pairs(use)) == []  # off by default
+    assert services.set_model_use(study).triage_annotator is None
 
-    use = services.set_model_use(study, triage_annotator=annotator)
-
-    assert list(triage_pairs(use)) == [disputed]
+    assert services.set_model_use(study, triage_annotator=annotator).triage_annotator == annotator
     other = endpoint_annotator(factories.dataset("elsewhere"), name="other")
     with pytest.raises(Exception, match="another dataset"):
         services.set_model_use(study, vote_annotator=other)

@@ -14,7 +14,7 @@ from corpus.models import Label, Pair, ValidationLabel
 from crowd.models import Study, TaskKind
 from model_annotators import services
 from model_annotators.models import JobTask, LabellingJob, ModelLabel, Outcome, Verdict, WritingCheck
-from model_annotators.writing_checks import checks_by_writer, checks_of
+from model_annotators.writing_checks import checks_by_writer, checks_of_pairs
 from tests import factories
 from tests.present import present
 
@@ -114,14 +114,14 @@ def test_an_endpoint_checks_the_writing_with_a_versioned_prompt_and_researchers_
     # Off by default: no page shows them until a study turns them on.
     client.force_login(researcher)
     url = reverse("dashboard:pairs") + f"?dataset={dataset.slug}"
-    assert checks_of(Pair.objects.all()) == {}
+    assert checks_of_pairs(list(Pair.objects.values_list("pk", "dataset_id"))) == {}
     assert 'data-stat="writing-check"' not in client.get(url).content.decode()
 
     services.set_model_use(study_of(dataset), writing_checks_annotator=annotator)
 
     html = client.get(url).content.decode()
     assert 'data-stat="writing-check"' in html and 'data-verdict="nonsense"' in html
-    assert checks_of([nonsense])[nonsense.pk][0]["asked_with"] == "writing-v2"
+    assert checks_of_pairs([(nonsense.pk, nonsense.dataset_id)])[nonsense.pk][0]["asked_with"] == "writing-v2"
 
 
 @pytest.mark.django_db

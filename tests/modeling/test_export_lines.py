@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from corpus.exclusions import set_workers_excluded
 from corpus.models import Dataset, Label, Pair, ValidationLabel, Worker, WorkerExclusion
-from corpus.services import add_label, set_workers_excluded
+from corpus.services import add_label
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from teams.models import default_team_id
 from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre

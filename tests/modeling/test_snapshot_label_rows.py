@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from base.long_tasks import JobStatus
+from corpus.exclusions import set_workers_excluded
 from corpus.models import Dataset, Label, Split, ValidationLabel, Worker
-from corpus.services import add_labels, set_workers_excluded
+from corpus.services import add_labels
 from modeling.snapshots.format import LABELS_FILE, read_manifest, verify_snapshot
 from modeling.snapshots.label_rows import LABEL_COLUMNS
 from modeling.snapshots.services import create_snapshot, export_snapshot

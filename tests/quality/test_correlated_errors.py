@@ -257,7 +257,7 @@ def test_a_group_found_after_its_members_finished_holds_their_money_and_their_ne
     from crowd.holds import money_may_go
     from crowd.models import Study, StudySession, TaskKind
     from quality.correlated_runs import correlated_group_of
-    from quality.guessers import hold_reason
+    from quality.guessers import hold_findings
 
     _, _, dataset, _, workers = slice_in_database
     study = Study.objects.create(
@@ -286,12 +286,12 @@ def test_a_group_found_after_its_members_finished_holds_their_money_and_their_ne
     assert not finished[honest.pk].code_holds.exists()
     payable = set(StudySession.objects.filter(money_may_go()).values_list("pk", flat=True))
     assert finished[bot.pk].pk not in payable and finished[honest.pk].pk in payable
-    # The next session of a member is held when it completes (`hold_reason`, whose first finding on
+    # The next session of a member is held when it completes (`hold_findings`, whose first finding on
     # this slice's bots may be the chance test's); an honest worker's is not.
     group = correlated_group_of(bot, dataset.pk)
     assert group is not None and group.run_id == run.pk
     assert correlated_group_of(honest, dataset.pk) is None
-    assert hold_reason(bot, study) is not None and hold_reason(honest, study) is None
+    assert hold_findings(bot, study) and not hold_findings(honest, study)
 
 
 # --- the beat's periodic check (quality.aggregate_changed_datasets) ------------------------------------

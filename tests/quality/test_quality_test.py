@@ -18,7 +18,7 @@ from corpus.labels import LABELS
 from corpus.models import LabelScheme
 from crowd.models import Study, StudySession, TaskKind
 from quality import sequential
-from quality.guessers import DEFERRED, GUESSER, hold_code_of_guesser, hold_reason
+from quality.guessers import DEFERRED, GUESSER, hold_code_of_guesser, hold_findings
 from quality.selectors import quality_evidence, sequential_evidence
 from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
@@ -252,7 +252,7 @@ def test_a_fast_rule_like_worker_is_held_as_poor_and_a_careful_one_for_review(ma
     # study's levels; as a first session it is not a validator's evidence yet: deferred, not held.
     decent = _session(study, make_worker(username="decent"), lambda k: k % 3 != 0, seconds_per_batch=40)
     assert [held.kind for held in decent.code_holds.all()] == [DEFERRED]
-    assert hold_reason(decent.worker, study) is None
+    assert not hold_findings(decent.worker, study)
 
 
 @pytest.mark.django_db

@@ -4,9 +4,10 @@ import random
 
 import pytest
 
+from corpus.exclusions import set_workers_excluded
 from corpus.models import AUTHOR_POSITION, Label, Pair, Worker
 from corpus.scope import Scope
-from corpus.services import add_label, set_workers_excluded
+from corpus.services import add_label
 from quality import flags as flag_rules
 from quality.models import CatchTrialAnswer
 from quality.selectors import worker_quality

@@ -5,9 +5,10 @@ an undo), an exclusion, in every scope (a dataset, a team's datasets, every data
 
 import pytest
 
+from corpus.exclusions import set_workers_excluded
 from corpus.models import Dataset, Label, Pair, Split, Worker
 from corpus.scope import Scope
-from corpus.services import add_labels, create_pairs, set_workers_excluded
+from corpus.services import add_labels, create_pairs
 from corpus.stopping_policies import stop_pairs
 from teams.models import default_team_id
 from tests import factories

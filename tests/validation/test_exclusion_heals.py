@@ -3,9 +3,10 @@ completed again to five counted labels; re-including the worker counts the earli
 
 import pytest
 
+from corpus.exclusions import set_workers_excluded
 from corpus.models import Label, Pair, ValidationLabel, Worker
 from corpus.recompute import find_disagreements, recompute_gold
-from corpus.services import LabelRefused, add_label, set_workers_excluded
+from corpus.services import LabelRefused, add_label
 from teams.models import default_team_id
 from validation import batch_claims, services
 

@@ -11,8 +11,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from corpus import recompute, stopping_policies
+from corpus.exclusions import set_workers_excluded
 from corpus.models import Label, Pair, Split, StoppingPolicy, StoppingRule, ValidationLabel
-from corpus.services import add_label, set_workers_excluded
+from corpus.services import add_label
 from corpus.stopping import gold_is_decided, majority_gold
 from crowd.models import ClaimStatus
 from model_annotators.live_vote import votes_on

@@ -12,8 +12,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from audit import services as audit
+from corpus.exclusions import follow_team_exclusions
 from corpus.models import Dataset
-from corpus.services import follow_team_exclusions
 from crowd.models import Study
 from modeling.models import Snapshot
 from teams.models import Team
