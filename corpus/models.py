@@ -439,6 +439,13 @@ class Pair(models.Model):
             # evidence reads the judgments on them from here, not from every label of the crowd
             # joined to its pair (quality.selectors). A written pair has no entry.
             models.Index(fields=["id"], condition=~Q(author_label__in=labels.LABELS), name="pair_unwritten"),
+            # Pairs whose gold label differs from their author's (a few hundred in a corpus): the pair
+            # browser's pattern reads them from here, not from every pair of a genre.
+            models.Index(
+                fields=["id"],
+                condition=~Q(gold_label=NO_GOLD) & ~Q(gold_label=F("author_label")),
+                name="pair_gold_ne_author",
+            ),
         ]
 
     def __str__(self) -> str:

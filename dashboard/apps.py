@@ -7,9 +7,21 @@ class DashboardConfig(AppConfig):
     name = "dashboard"
 
     def ready(self) -> None:
+        from django.db.models.signals import m2m_changed, post_delete, post_save
+
         from corpus import signals
+        from corpus.models import Genre
+        from crowd.models import Study
+        from model_annotators.models import ModelUse
 
         from .figure_cache import gold_recounted
+        from .models import PairBulkAction
+        from .queries.pair_form import forget
 
         # The dashboard keeps its own mark of when its cached figures went out of date.
         signals.gold_recounted.connect(gold_recounted, dispatch_uid="dashboard-figures-out-of-date")
+        # The pair browser's kept form forgets itself when a row it shows is written.
+        for model in (Genre, Study, ModelUse, PairBulkAction):
+            post_save.connect(forget, sender=model, dispatch_uid=f"dashboard-pair-form-{model.__name__}")
+            post_delete.connect(forget, sender=model, dispatch_uid=f"dashboard-pair-form-{model.__name__}-deleted")
+        m2m_changed.connect(forget, sender=PairBulkAction.teams.through, dispatch_uid="dashboard-pair-form-teams")

@@ -76,12 +76,3 @@ def undo_bulk_action(token: str, *, actor: Any) -> PairBulkAction:
         record.undone_at, record.undone_by, record.undone_count = timezone.now(), actor, undone
         record.save(update_fields=["undone_at", "undone_by", "undone_count"])
     return record
-
-
-def bulk_history(user: Any, limit: int = 20) -> list[PairBulkAction]:
-    """The latest bulk actions of the teams where the user may do research, newest first."""
-    teams = access.team_ids(user, access.RESEARCH)
-    rows = PairBulkAction.objects.select_related("actor", "undone_by")
-    if teams is not None:
-        rows = rows.filter(teams__in=teams).distinct()
-    return list(rows[:limit])

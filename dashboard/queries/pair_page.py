@@ -1,7 +1,8 @@
 """The pair browser's page rows: each pair with its premise, genre, labels and who gave them, its
-typing flags, sense score and model writing checks, read in two statements whatever the page holds
-(dashboard.queries.pairs finds the pairs)."""
+typing flags, sense score and model writing checks, read in one statement whatever the page holds
+and the writing checks' two when a study turned them on (dashboard.queries.pairs finds the pairs)."""
 
+from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from django.db.models import JSONField, QuerySet
@@ -12,7 +13,7 @@ from corpus.models import (
     Pair,
     Worker,
 )
-from model_annotators import writing_checks
+from model_annotators.writing_checks import checks_of_pairs
 
 from .pairs import PAGE_SIZE, VOTES
 
@@ -63,21 +64,39 @@ PAGE_LABELS_SQL = """
     LEFT JOIN auth_user u ON u.id = w.user_id
     WHERE l.pair_id = "collection_pair"."id"
 """
+# A pair's typing flags and sense score, each looked up by its unique pair index whatever the
+# planner expects of the page: joined, a page it expected to be one row was joined to every
+# typing record by a scan per pair.
+PAGE_TYPING_SQL = 'SELECT e.flags FROM authorship_writingevidence e WHERE e.pair_id = "collection_pair"."id"'
+PAGE_SENSE_SQL = """
+    SELECT jsonb_build_array(s.similarity, s.low_sense, s.method)
+    FROM authorship_sensescore s WHERE s.pair_id = "collection_pair"."id"
+"""
 
 
 def pair_rows(
-    pairs: QuerySet[Pair], *, after: int = 0, page_size: int = PAGE_SIZE
+    pairs: QuerySet[Pair],
+    *,
+    after: int = 0,
+    page_size: int = PAGE_SIZE,
+    writing_checks: Mapping[int, int] | None = None,
 ) -> tuple[list[PairShown], int | None]:
     """(the page of `pairs` after pair id `after`, each with its premise, genre, labels and who
     gave them, its typing flags, sense score and model writing checks; the id to continue after or
-    None), in two statements (the page, the writing checks) whatever the page holds."""
+    None), in one statement whatever the page holds, and the writing checks' when a study of a
+    page's dataset turned them on. `writing_checks`: {dataset id: annotator} of the studies that
+    did, when the caller has them (`pair_form`), else they are read."""
     # The page's ids in a subquery of their own, its pairs then joined to what they show: joined
     # to their writers and genres while they were found, a misestimate of the matches made the
     # planner join every match to every worker before it sorted them.
     ids = pairs.filter(pk__gt=after).order_by("pk").values("pk")[: page_size + 1]
     found = list(
         Pair.objects.filter(pk__in=ids)
-        .annotate(shown_labels=RawSQL(PAGE_LABELS_SQL, (), output_field=JSONField()))
+        .annotate(
+            shown_labels=RawSQL(PAGE_LABELS_SQL, (), output_field=JSONField()),
+            shown_typing=RawSQL(PAGE_TYPING_SQL, (), output_field=JSONField()),
+            shown_sense=RawSQL(PAGE_SENSE_SQL, (), output_field=JSONField()),
+        )
         .order_by("pk")
         .values_list(
             "pk",
@@ -92,15 +111,15 @@ def pair_rows(
             "adjudicated_label",
             *VOTES,
             "shown_labels",
-            "writing_evidence__flags",
-            "sense_score__similarity",
-            "sense_score__low_sense",
-            "sense_score__method",
+            "shown_typing",
+            "shown_sense",
         )[: page_size + 1]
     )
     more = len(found) > page_size
     found = found[:page_size]
-    checks = writing_checks.checks_of_pairs([(row[0], row[1]) for row in found])
+    shown = [(row[0], row[1]) for row in found]
+    checked = writing_checks is None or any(dataset in writing_checks for _, dataset in shown)
+    checks = checks_of_pairs(shown) if checked else {}
     page: list[PairShown] = []
     for (
         pk,
@@ -118,9 +137,7 @@ def pair_rows(
         contradiction,
         labels,
         typing,
-        similarity,
-        low_sense,
-        method,
+        sense,
     ) in found:
         page.append(
             {
@@ -145,9 +162,7 @@ def pair_rows(
                 "gold_label": gold,
                 "gold_source": gold_source(gold, adjudicated, entailment, neutral, contradiction),
                 "typing_flags": sorted(typing or ()),
-                "sense": None
-                if similarity is None
-                else {"similarity": similarity, "low_sense": low_sense, "method": method},
+                "sense": None if sense is None else {"similarity": sense[0], "low_sense": sense[1], "method": sense[2]},
                 "model_writing_checks": checks.get(pk, []),
             }
         )

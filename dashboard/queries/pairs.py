@@ -6,7 +6,7 @@ condition on the vote counters, never a scan of the label table), and pages go b
 (keyset), so a page costs the same at 433k pairs as at 400.
 """
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import reduce
 from operator import or_
@@ -79,6 +79,11 @@ PATTERNS = {
     ),
     "in_validation": ("waiting for validation labels", Q(needs_validation=True, label_count__lt=LABELS_PER_PAIR)),
 }
+# The patterns an index of the pair holds (`pair_five_labels`: the five-label pairs;
+# `pair_gold_ne_author`), so their pairs are read from it whatever genre they are of: a large
+# genre's pairs found premise by premise, or walked in id order, and tested against a sparse
+# pattern read every pair of the genre.
+PATTERNS_INDEXED = ("unanimous", "no_gold", "split_221", "gold_ne_author")
 
 
 @dataclass
@@ -115,13 +120,16 @@ class PairFilters:
         )
 
     @classmethod
-    def from_query(cls, params: Mapping[str, str]) -> Self:
+    def from_query(cls, params: Mapping[str, str], *, genres: Collection[str] | None = None) -> Self:
+        """The filters of `params`. `genres`: the genres' slugs, when the caller has them (else
+        the genre named is looked up)."""
         values = {
             name: (params.get(name) or "").strip()[:200]
             for name in ("text", "genre", "split", "worker", "writer", "study", "flag", "gold", "pattern")
         }
         unknown = []
-        if values["genre"] and not Genre.objects.filter(slug=values["genre"]).exists():
+        genre = values["genre"]
+        if genre and not (genre in genres if genres is not None else Genre.objects.filter(slug=genre).exists()):
             unknown.append(values.pop("genre"))
         if values["split"] and values["split"] not in Split.values:
             unknown.append(values.pop("split"))
@@ -280,9 +288,11 @@ def matching_pairs(
     conditions, read when the queryset is (a bulk action's, in its transaction)."""
     filters = filters or PairFilters()
     pairs = pairs_in(scope.with_split(filters.split))
+    walked = False  # a genre too large to be found from its premises
     if filters.genre:
         pairs = pairs.filter(premise__genre__slug=filters.genre)
-        if _genre_pairs(scope, filters) <= GENRE_WALK_FROM:
+        walked = _genre_pairs(scope, filters) > GENRE_WALK_FROM
+        if not walked:
             # A small genre's pairs found from its premises (`premise_genre_text`): walked in id
             # order, a genre with a few thousand pairs read every pair before them.
             premises = premises_in(scope.with_split(filters.split)).filter(genre__slug=filters.genre)
@@ -290,7 +300,14 @@ def matching_pairs(
     if filters.gold:
         pairs = pairs.filter(gold_label=filters.gold)
     if filters.pattern:
-        pairs = pairs.filter(PATTERNS[filters.pattern][1])
+        pattern = PATTERNS[filters.pattern][1]
+        pairs = pairs.filter(pattern)
+        if walked and filters.pattern in PATTERNS_INDEXED and _tallied(filters):
+            # The pattern's pairs read through their index, then each looked up by primary key and
+            # tested for the genre: bounded by the pattern's pairs, not the genre's (a worker's, a
+            # flag's or a word's ids bound it already).
+            own = scope.filter(Pair.objects.filter(pattern)).order_by().values("pk")
+            pairs = pairs.filter(EqualsAny(F("pk"), ArraySubquery(own)))
     if filters.text:
         # A bulk action (no `read_ids`) tests the text pair by pair inside its transaction.
         found = text or (text_match(filters.text) if read_ids else TextMatch(None))
@@ -398,8 +415,3 @@ def count_matching(
     cap = PAGE_SIZE if common_word else COUNT_CAP
     found = pairs.order_by()[: cap + 1].count()
     return Matched(min(found, cap), found <= cap)
-
-
-def studies() -> list[Study]:
-    """The writing studies, for the browser's study filter."""
-    return list(Study.objects.filter(task_kind__in=("writing", "adversarial")).order_by("slug"))

@@ -97,8 +97,13 @@ def worker_quality_page(
 def flagged_workers(scope: Scope = EVERYTHING) -> list[int]:
     """The workers the quality checks flag on the labels of `scope` (a user's teams' datasets,
     or every dataset), as the workers page of the same scope shows them: another team's labels
-    never flag a worker on this team's pages. Read from the scope's maintained row of flagged ids."""
-    return flagged_workers_as_of(scope)[0]
+    never flag a worker on this team's pages. Read from the scope's maintained row of flagged ids,
+    made sure of as `worker_flags_as_of` does; their pairs are not counted (`flagged_workers_as_of`
+    counts them, once per computation, for the page that shows the count)."""
+    _, kept = _flags_with(scope, "flagged")
+    if kept is None:  # the rows were computed now
+        return flag_rows.flagged_ids(scope) or []
+    return sorted(kept["flagged"])
 
 
 def flagged_workers_as_of(scope: Scope = EVERYTHING) -> tuple[list[int], datetime, int]:

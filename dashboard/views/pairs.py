@@ -17,7 +17,7 @@ from dashboard import bulk
 from dashboard.queries import pair_page, reported_premises
 from dashboard.queries import pairs as queries
 from dashboard.queries.collection import held_premise_count
-from dashboard.queries.common import genres
+from dashboard.queries.pair_form import pair_form
 from teams import access
 
 from .common import Scope, render_page, researcher_required
@@ -26,7 +26,8 @@ from .common import Scope, render_page, researcher_required
 @researcher_required
 def pairs(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request, with_split=False)
-    filters = queries.PairFilters.from_query(request.GET)
+    form = pair_form(request.user)
+    filters = queries.PairFilters.from_query(request.GET, genres={genre.slug for genre in form.genres})
     # Where the text's pairs come from, read once for the page and its count.
     text = queries.text_match(filters.text) if filters.text else None
     kept = {key: value for key, value in request.GET.items() if key not in ("after", "count")}
@@ -43,7 +44,7 @@ def pairs(request: HttpRequest) -> HttpResponseBase:
     if matched is not None and matched.exact and matched.count == 0:
         page, next_after = [], None  # nothing to look for: a walk would read every pair to find no match
     else:
-        page, next_after = pair_page.pair_rows(chosen, after=filters.after)
+        page, next_after = pair_page.pair_rows(chosen, after=filters.after, writing_checks=form.writing_checks)
     return render_page(
         request,
         "dashboard/pairs.html",
@@ -53,14 +54,14 @@ def pairs(request: HttpRequest) -> HttpResponseBase:
         pairs=page,
         next_after=next_after,
         kept=kept,
-        genres=genres("name"),
+        genres=form.genres,
         splits=Split.values,
         labels=[*Label.values, "-"],
         patterns=[(name, text) for name, (text, _) in queries.PATTERNS.items()],
         flags=list(queries.FLAGS.items()),
-        studies=access.in_teams(queries.studies(), scope.teams),
+        studies=access.in_teams(form.studies, scope.teams),
         matched=matched,
-        bulk_history=bulk.bulk_history(request.user),
+        bulk_history=form.bulk_history,
     )
 
 

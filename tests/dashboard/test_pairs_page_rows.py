@@ -1,7 +1,7 @@
 """The Pairs page reads its 50 pairs with everything their rows show (premise, genre, dataset, each
-label with its worker, the typing flags, the sense score) in one statement, and the model writing
-checks in one more: a full page takes as many statements as an empty one plus those two, whatever
-the pairs, labels and evidence it shows."""
+label with its worker, the typing flags, the sense score) in one statement (and the model writing
+checks when a study turned them on: tests/dashboard/test_pairs_page_form.py): a full page takes as
+many statements as an empty one plus that one, whatever the pairs, labels and evidence it shows."""
 
 import pytest
 from django.core.cache import cache
@@ -20,9 +20,8 @@ from .factories import C, E, N
 pytestmark = pytest.mark.django_db
 
 # Statements of the Pairs page without filters beyond its pairs: the session, the user, the
-# datasets, the page, the writing checks' studies, the studies and genres of the form, the bulk
-# history.
-PAGE_STATEMENTS = 8
+# datasets, the form's genres and studies with the bulk history (one statement), the page.
+PAGE_STATEMENTS = 5
 
 
 def grow(ds, workers, count):
