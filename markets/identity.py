@@ -283,9 +283,20 @@ class ArrivalChecks:
     refused: list[StudySession]
 
 
+def connection_of(study: Study) -> MarketConnection | None:
+    """The study's market connection, or None: the one read with the study where it was selected
+    with it (`select_related("market_connection")`, the study page's), else one statement whose
+    answer the study keeps, so the page's regions that show it read it once."""
+    try:
+        return study.market_connection
+    except MarketConnection.DoesNotExist:
+        return None
+
+
 def arrival_checks(study: Study) -> ArrivalChecks:
-    """The study's sessions by market check, and the latest refused ones (with why), in three statements."""
-    connection = MarketConnection.objects.filter(study=study).first()
+    """The study's sessions by market check, and the latest refused ones (with why), in two
+    statements (the connection: `connection_of`)."""
+    connection = connection_of(study)
     sessions = StudySession.objects.filter(study=study, is_preview=False)
     counts = dict.fromkeys(MarketCheck.values, 0)
     for state, n in sessions.order_by().values_list("market_check").annotate(n=Count("pk")):

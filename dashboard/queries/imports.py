@@ -1,10 +1,10 @@
 """The imports page: recent premise and corpus imports with their progress and reports, and what a
 queued one waits for."""
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, TypeVar
 
-from django.db.models import Count, Model, OuterRef, Subquery
+from django.db.models import CharField, Count, F, IntegerField, Model, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from artifacts.models import TaggingJob
@@ -41,13 +41,14 @@ def datasets_with_unassigned(scope: Scope = EVERYTHING) -> list[Dataset]:
     return list(rows.annotate(unassigned=Coalesce(Subquery(waiting), 0)).order_by("slug"))
 
 
-def validation_marking(user: Any) -> list[dict[str, Any]]:
-    """Per dataset of the user's teams where they may do research (teams.access): its train pairs and those marked for
-    validation, its dev/test pairs and those marked, and the share kept on the dataset (the imports
-    page's "Mark for validation" shows what it would change). Summed from the maintained pair tally
-    (`corpus.tallies`, which keys split and `needs_validation`): one statement of a few hundred rows
-    per dataset, whatever its number of pairs."""
-    datasets = list(access.scoped(Dataset.objects.all(), user, access.RESEARCH).order_by("slug"))
+def validation_marking(datasets: Sequence[Dataset], research_teams: Collection[int] | None) -> list[dict[str, Any]]:
+    """Per dataset of `datasets` (those the page lists, by slug) whose team is one of
+    `research_teams` (where the user may do research, teams.access; None: every team): its train
+    pairs and those marked for validation, its dev/test pairs and those marked, and the share kept
+    on the dataset (the imports page's "Mark for validation" shows what it would change). Summed
+    from the maintained pair tally (`corpus.tallies`, which keys split and `needs_validation`): one
+    statement of a few hundred rows per dataset, whatever its number of pairs."""
+    datasets = access.in_teams(datasets, research_teams)
     empty = {"train": 0, "train_marked": 0, "dev_test": 0, "dev_test_marked": 0}
     counts: dict[int, dict[str, int]] = {dataset.pk: dict(empty) for dataset in datasets}
     rows = tallies.summed(
@@ -92,23 +93,46 @@ def imports_by_id(kind: str, ids: list[int], scope: Scope = EVERYTHING) -> list[
 def running_jobs(scope: Scope = EVERYTHING) -> list[str]:
     """The long tasks the Celery workers are running now, oldest first, as a researcher names them
     (an import's file named only when it goes into a dataset of `scope`, the user's teams', or
-    every dataset; another team's import is named by its number alone)."""
+    every dataset; another team's import is named by its number alone). One statement: the first
+    RUNNING_NAMED + 1 running rows of each kind of job (all `waiting_text` names), in a UNION ALL."""
+    parts = [
+        _running("premise import", PremiseImport, "started_at", imported=True),
+        _running("corpus import", CorpusImport, "started_at", imported=True),
+        _running("snapshot", Snapshot, "started_at"),
+        _running("aggregation run", AggregationRun, "started_at"),
+        _running("tagging job", TaggingJob, "created_at"),
+    ]
+    rows = parts[0].union(*parts[1:], all=True)
     jobs = [
-        *((run.started_at, _import_name("premise", run, scope)) for run in _running(PremiseImport, "dataset")),
-        *((run.started_at, _import_name("corpus", run, scope)) for run in _running(CorpusImport, "dataset")),
-        *((row.started_at, f"snapshot #{row.pk} (export)") for row in _running(Snapshot)),
-        *((row.started_at, f"aggregation run #{row.pk}") for row in _running(AggregationRun)),
-        *((row.created_at, f"tagging job #{row.pk}") for row in _running(TaggingJob)),
+        (at, _job_name(kind, pk, source, dataset_id, team_id, scope))
+        for kind, pk, at, source, dataset_id, team_id in rows
     ]
     return [name for _, name in sorted(jobs, key=lambda job: (job[0] is None, job[0] or 0))]
 
 
-def _import_name(kind: str, run: PremiseImport | CorpusImport, scope: Scope) -> str:
+def _running(kind: str, model: type[Model], at: str, *, imported: bool = False) -> QuerySet[Any]:
+    """The first RUNNING_NAMED + 1 running rows of `model` as (kind, pk, time, and for an import
+    its files, dataset and the dataset's team), the columns every part of `running_jobs` shares."""
+    no_id = Value(None, output_field=IntegerField())
+    rows = model._default_manager.filter(status="running").order_by("pk")
+    return rows.values_list(
+        Value(kind, output_field=CharField()),
+        "pk",
+        at,
+        F("source") if imported else Value("", output_field=CharField()),
+        F("dataset_id") if imported else no_id,
+        F("dataset__team_id") if imported else no_id,
+    )[: RUNNING_NAMED + 1]
+
+
+def _job_name(kind: str, pk: int, source: str, dataset_id: int | None, team_id: int | None, scope: Scope) -> str:
+    if dataset_id is None:  # a job of no import: named by its kind and number
+        return f"snapshot #{pk} (export)" if kind == "snapshot" else f"{kind} #{pk}"
     if scope.teams is not None:
-        shown = run.dataset.team_id in scope.teams
+        shown = team_id in scope.teams
     else:
-        shown = scope.dataset is None or run.dataset_id == scope.dataset.pk
-    return f"{kind} import #{run.pk} ({run.source})" if shown else f"{kind} import #{run.pk}"
+        shown = scope.dataset is None or dataset_id == scope.dataset.pk
+    return f"{kind} #{pk} ({source})" if shown else f"{kind} #{pk}"
 
 
 def waiting_text(running: Sequence[str]) -> str:
@@ -136,8 +160,3 @@ def with_waiting(runs: list[Run], scope: Scope = EVERYTHING) -> list[Run]:
         for run in queued:
             run.waiting = text  # type: ignore[attr-defined]
     return runs
-
-
-def _running(model: type[Model], *related: str) -> list[Any]:
-    rows = model._default_manager.filter(status="running").select_related(*related)
-    return list(rows.order_by("pk")[: RUNNING_NAMED + 1])

@@ -7,26 +7,22 @@ through its market, or it pays ids nobody verifies), "unverified" (a paid study 
 unverified link on purpose: no bonuses, shown in red) or "warn" (it serves, but not as the
 researcher expects)."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from django.conf import settings
-from django.db.models import Count, F, IntegerField, Q, Sum, Value
-from django.db.models.functions import Coalesce
 
-from collection.selectors import pool_premises
 from consent.defaults import placeholders_left
 from consent.models import InformationSheet
 from consent.selectors import current_sheet
-from corpus.models import LABELS_PER_PAIR
 from crowd.arrival import is_paid, launch_refusal
 from crowd.models import Study, StudyAccess, TaskKind
-from markets.identity import confirms_each_participant
-from markets.models import MarketConnection
+from markets.identity import connection_of
 from quality.models import QualificationTest
 from validation.selectors import BATCH_SIZE, study_catch_shortfall
 
-from .study import pairs_wanting_labels
+from .study import what_is_left
 
 BLOCK, WARN = "block", "warn"
 # The researcher opened a paid study without verified ids on purpose: it serves, shown in red.
@@ -43,17 +39,9 @@ class Finding:
     what: str  # one sentence a researcher acts on
 
 
-def _writing_pool(study: Study) -> list[Finding]:
+def _writing_pool(study: Study, wanted: Mapping[str, Any]) -> list[Finding]:
     findings: list[Finding] = []
-    per_premise = study.dataset.writings_per_premise
-    wanting = Q(writings_done__lt=per_premise) & ~Q(split="")
-    # One statement: the pool's premises, those without a split, and the writings the rest still want.
-    figures = pool_premises(study.dataset, study).aggregate(
-        total=Count("pk"),
-        unassigned=Count("pk", filter=Q(split="")),
-        room=Coalesce(Sum(Value(per_premise) - F("writings_done"), filter=wanting, output_field=IntegerField()), 0),
-    )
-    total, unassigned, room = figures["total"], figures["unassigned"], figures["room"]
+    total, unassigned, room = wanted["premises"], wanted["unassigned"], wanted["units"]
     if total == 0:
         findings.append(
             Finding(
@@ -86,11 +74,9 @@ def _writing_pool(study: Study) -> list[Finding]:
     return findings
 
 
-def _labelling_pool(study: Study, catch_shortfall: str | None) -> list[Finding]:
+def _labelling_pool(study: Study, catch_shortfall: str | None, wanted: Mapping[str, Any]) -> list[Finding]:
     findings: list[Finding] = []
-    missing = pairs_wanting_labels(study).aggregate(
-        n=Coalesce(Sum(Value(LABELS_PER_PAIR) - F("label_count"), output_field=IntegerField()), 0)
-    )["n"]
+    missing = wanted["units"]
     if missing == 0:
         findings.append(
             Finding(BLOCK, f"No pair of “{study.dataset}” waits for validation labels: the study serves nothing.")
@@ -110,7 +96,7 @@ def _labelling_pool(study: Study, catch_shortfall: str | None) -> list[Finding]:
 
 
 def _market(study: Study) -> list[Finding]:
-    connection = MarketConnection.objects.filter(study=study).first()
+    connection = connection_of(study)
     if connection is None:
         return [
             Finding(
@@ -138,7 +124,8 @@ def _market(study: Study) -> list[Finding]:
 def _identity(study: Study) -> list[Finding]:
     """A paid study's ids: verified (its market confirms each participant, or signed links), else
     refused at its link (crowd.arrival.launch_refusal), or opened as unverified on purpose."""
-    refusal = launch_refusal(study, market_confirms=confirms_each_participant(study))
+    # A connection asks the market of every arrival (markets.identity.confirms_each_participant).
+    refusal = launch_refusal(study, market_confirms=connection_of(study) is not None)
     if refusal is not None:
         return [Finding(BLOCK, refusal)]
     if study.open_link_unverified:
@@ -168,10 +155,12 @@ def launch_check(
     catch_shortfall: str | Literal[False] | None = False,
     *,
     sheet: InformationSheet | Literal[False] | None = False,
+    wanted: Mapping[str, Any] | None = None,
 ) -> list[Finding]:
     """What would make `study` serve nothing or mislead, blocking findings first; empty: ready.
-    `catch_shortfall` and `sheet` (its current information sheet): the study page's own readings
-    of them (False: read here)."""
+    `catch_shortfall`, `sheet` (its current information sheet) and `wanted` (what its pool still
+    wants, `dashboard.queries.study.what_is_left`): the study page's own readings of them (False,
+    None: read here)."""
     findings: list[Finding] = []
     if not study.is_active:
         findings.append(Finding(BLOCK, "The study is inactive: its link refuses every participant."))
@@ -184,11 +173,11 @@ def launch_check(
             )
         )
     if study.task_kind in WRITING_KINDS:
-        findings += _writing_pool(study)
+        findings += _writing_pool(study, wanted if wanted is not None else what_is_left(study))
     elif study.task_kind in LABELLING_KINDS:
         if catch_shortfall is False:
             catch_shortfall = study_catch_shortfall(study)
-        findings += _labelling_pool(study, catch_shortfall)
+        findings += _labelling_pool(study, catch_shortfall, wanted if wanted is not None else what_is_left(study))
     if not study.completion_url:
         findings.append(
             Finding(

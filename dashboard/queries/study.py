@@ -12,7 +12,6 @@ Which sessions count is decided in one place, `counted_sessions`: every figure (
 claims, costs, CSV) starts from it.
 """
 
-import statistics
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -40,7 +39,7 @@ from django.utils import timezone
 from base.subquery import EqualsAny, sql_of
 from collection.models import WritingClaim
 from collection.selectors import pool_premises
-from corpus.models import LABELS_PER_PAIR, Pair
+from corpus.models import LABELS_PER_PAIR, Pair, PairTally
 from crowd import claiming
 from crowd.holds import ever_held, hold_texts, hold_waits, money_may_go
 from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskClaim, TaskKind
@@ -82,7 +81,9 @@ SESSION_CSV_COLUMNS = [
 
 
 def study(slug: str) -> Study | None:
-    return Study.objects.select_related("dataset").filter(slug=slug).first()
+    """The study `slug` with its dataset and its market connection (`markets.identity.connection_of`
+    reads it from here: the page's arrivals, pre-launch check and money regions all ask for it)."""
+    return Study.objects.select_related("dataset", "market_connection").filter(slug=slug).first()
 
 
 def studies_with_counts(user: Any) -> list[Study]:
@@ -220,15 +221,6 @@ class Spread:
     # When the figures are of a sample: of the latest this many sessions only (the page says "about").
     sample_sessions: int = 0
 
-    @classmethod
-    def of(cls, seconds: list[float]) -> "Spread":
-        if not seconds:
-            return cls()
-        if len(seconds) == 1:
-            return cls(1, seconds[0], seconds[0], seconds[0])
-        q1, median, q3 = statistics.quantiles(seconds, n=4, method="inclusive")
-        return cls(len(seconds), median, q1, q3)
-
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     if start is None or end is None:
@@ -280,11 +272,11 @@ def task_times(of_study: Study, *, sessions: int = TASK_TIME_SESSIONS) -> Spread
 
 
 def spread_in_sql(rows: QuerySet[Any], *, more_than_sampled: tuple[str, Sequence[Any]] | None = None) -> Spread:
-    """`Spread.of` the seconds from each row's first column to its second (none below 0), computed
-    in the database: one row comes back however many tasks the study has (percentile_cont
-    interpolates as `statistics.quantiles(method="inclusive")` does). `more_than_sampled`: a
-    statement whose rows, if any, say the rows are a sample (`sample_sessions` is then set to 1;
-    the caller names the sample)."""
+    """The Spread of the seconds from each row's first column to its second (none below 0), computed
+    in the database: one row comes back however many rows there are (percentile_cont interpolates
+    as Python's `statistics.quantiles(method="inclusive")` does; one row is its own quartiles).
+    `more_than_sampled`: a statement whose rows, if any, say the rows are a sample
+    (`sample_sessions` is then set to 1; the caller names the sample)."""
     found = sql_of(rows)
     if found is None:
         return Spread()
@@ -306,9 +298,10 @@ def spread_in_sql(rows: QuerySet[Any], *, more_than_sampled: tuple[str, Sequence
 
 
 def session_times(of_study: Study) -> Spread:
-    """Time from arrival to completion of each completed session whose money may go."""
+    """Time from arrival to completion of each completed session whose money may go (its quartiles
+    computed in the database: one row back, whatever the number of sessions)."""
     rows = paid_sessions(of_study).filter(completed_at__isnull=False).values_list("started_at", "completed_at")
-    return Spread.of(sorted(s for s in (_seconds(a, b) for a, b in rows) if s is not None))
+    return spread_in_sql(rows)
 
 
 def live_claims(of_study: Study) -> dict[str, int]:
@@ -320,13 +313,13 @@ def live_claims(of_study: Study) -> dict[str, int]:
     return {key: int(value or 0) for key, value in figures.items()}
 
 
-def pairs_wanting_labels(of_study: Study) -> QuerySet[Pair]:
+def pairs_wanting_labels(of_study: Study, limits: tuple[list[int], list[str]] | None = None) -> QuerySet[Pair]:
     """The pairs of the study's pool (its dataset, genres and import files: crowd.selectors.pool_limits,
-    as the validation claim serves them) still short of their labels."""
+    as the validation claim serves them; `limits` when already read) still short of their labels."""
     pairs = Pair.objects.filter(
         dataset_id=of_study.dataset_id, needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
     )
-    genres, sources = pool_limits(of_study)
+    genres, sources = limits if limits is not None else pool_limits(of_study)
     if genres:
         pairs = pairs.filter(premise__genre_id__in=genres)
     if sources:
@@ -335,26 +328,45 @@ def pairs_wanting_labels(of_study: Study) -> QuerySet[Pair]:
 
 
 def what_is_left(of_study: Study) -> dict[str, Any]:
-    """The work the study's pool still needs: pairs and labels to validate, or premises and
-    writings to write (one aggregate, the pool the pre-launch check counts); None figures for a
-    kind not counted here."""
+    """The work the study's pool still needs (the pool the pre-launch check counts, which takes
+    these figures): pairs and labels to validate, or premises and writings to write, with a
+    writing pool's premises and those without a split (`premises`, `unassigned`); None figures for
+    a kind not counted here. One statement: a validation pool's sums are the pair tally's
+    (`corpus.tallies`, which keys genre, labels so far and the queue's flags), sized by its keys,
+    not by the dataset's pairs; a pool limited to import files, which the tally does not key, is
+    counted from its pairs."""
     kind = of_study.task_kind
     if kind in (TaskKind.VALIDATION, TaskKind.MPE_JUDGMENT):
-        missing = LABELS_PER_PAIR - F("label_count")
-        figures = pairs_wanting_labels(of_study).aggregate(
-            items=Count("pk"), units=Coalesce(Sum(missing, output_field=IntegerField()), 0)
-        )
+        genres, sources = pool_limits(of_study)
+        if sources:
+            figures = pairs_wanting_labels(of_study, (genres, sources)).aggregate(
+                items=Count("pk"),
+                units=Coalesce(Sum(LABELS_PER_PAIR - F("label_count"), output_field=IntegerField()), 0),
+            )
+        else:
+            queued = PairTally.objects.filter(
+                dataset_id=of_study.dataset_id,
+                needs_validation=True,
+                stopped_early=False,
+                label_count__lt=LABELS_PER_PAIR,
+            )
+            if genres:
+                queued = queued.filter(genre_id__in=genres)
+            missing = F("n") * (LABELS_PER_PAIR - F("label_count"))
+            figures = queued.aggregate(
+                items=Coalesce(Sum("n"), 0), units=Coalesce(Sum(missing, output_field=IntegerField()), 0)
+            )
         return {**figures, "items_word": "pairs", "units_word": "labels"}
     if kind in (TaskKind.WRITING, TaskKind.ADVERSARIAL):
         per_premise = of_study.dataset.writings_per_premise
-        figures = (
-            pool_premises(of_study.dataset, of_study)
-            .filter(writings_done__lt=per_premise)
-            .exclude(split="")
-            .aggregate(
-                items=Count("pk"),
-                units=Coalesce(Sum(Value(per_premise) - F("writings_done"), output_field=IntegerField()), 0),
-            )
+        wanting = Q(writings_done__lt=per_premise) & ~Q(split="")
+        figures = pool_premises(of_study.dataset, of_study).aggregate(
+            premises=Count("pk"),
+            unassigned=Count("pk", filter=Q(split="")),
+            items=Count("pk", filter=wanting),
+            units=Coalesce(
+                Sum(Value(per_premise) - F("writings_done"), filter=wanting, output_field=IntegerField()), 0
+            ),
         )
         return {**figures, "items_word": "premises", "units_word": "writings"}
     return {"items": None, "units": None, "items_word": "", "units_word": ""}
@@ -482,7 +494,8 @@ def hourly(amount: Decimal, seconds: float | None) -> Decimal | None:
 
 
 def overview(of_study: Study) -> dict[str, Any]:
-    """Everything the study page shows (seven statements, whatever the study's size)."""
+    """Everything the study page shows of its sessions, pool and money (seven statements, whatever
+    the study's size); the pre-launch check takes its `left` (`launch_check(wanted=)`)."""
     counts = funnel(of_study)
     per_task, per_session = task_times(of_study), session_times(of_study)
     payment = payment_per_session(of_study)

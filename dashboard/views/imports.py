@@ -86,12 +86,13 @@ def imports(request: HttpRequest) -> HttpResponseBase:
             )
         return redirect(_with_last_choices(request) if kind == "premises" else "dashboard:imports")
     among = _teams_datasets(request)
+    datasets = queries.datasets_with_unassigned(among)
     return render_page(
         request,
         "dashboard/imports.html",
         "imports",
         genres=all_genres(),
-        datasets=queries.datasets_with_unassigned(among),
+        datasets=datasets,
         last=_last_choices(request),
         premise_splits=PREMISE_SPLITS,
         premise_formats=PREMISE_FORMATS,
@@ -100,7 +101,8 @@ def imports(request: HttpRequest) -> HttpResponseBase:
         premise_imports=queries.recent_premise_imports(scope=among),
         corpus_imports=queries.recent_corpus_imports(scope=among),
         embedded_queue=embedded_queue(),
-        validation_marking=queries.validation_marking(request.user),
+        # The listed datasets where the user may do research: the marking form's.
+        validation_marking=queries.validation_marking(datasets, access.team_ids(request.user, access.RESEARCH)),
     )
 
 

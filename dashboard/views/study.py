@@ -65,6 +65,7 @@ def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = study_or_404(request, slug)
     shortfall = study_catch_shortfall(study)
     consent = consent_selectors.study_overview(study)
+    figures = queries.overview(study)
     return render_page(
         request,
         "dashboard/study.html",
@@ -72,9 +73,9 @@ def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
         study=study,
         arrival_checks=arrival_checks(study),
         catch_shortfall=shortfall,
-        launch_check=launch_check(study, shortfall, sheet=consent.sheet),
+        launch_check=launch_check(study, shortfall, sheet=consent.sheet, wanted=figures["left"]),
         consent=consent,
-        **queries.overview(study),
+        **figures,
     )
 
 

@@ -1,9 +1,11 @@
-"""The workers, bonuses and adjudication pages read each region of the page in its own few
-statements, sized by the rows it shows: the same number with three times the crowd (studies,
-workers, pairs, catch pools, bonuses), and no more than the regions need. The workers table and
-the worker-quality table read their count with their kept scope row, the quality rows carry their
-workers' exclusions, the flagged queue reads the flags with their time, and the bonus page asks
-once whether its study has a market connection.
+"""The workers, bonuses, adjudication, imports and study pages read each region of the page in its
+own few statements, sized by the rows it shows: the same number with three times the crowd
+(studies, workers, pairs, catch pools, bonuses, imports), and no more than the regions need. The
+workers table and the worker-quality table read their count with their kept scope row, the quality
+rows carry their workers' exclusions, the flagged queue reads the flags with their time, and the
+bonus page asks once whether its study has a market connection. A study's page reads its market
+connection with the study, its pool's genres once and what its pool still wants once (the pair
+tally's sums for a labelling study), shared by the figures and the pre-launch check.
 
 The crowd is `cost_factories.build` (two studies, five workers, six pairs, claims, bonuses), with a
 catch trial marked in each dataset and served by each validation study, built once and then twice
@@ -15,9 +17,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from corpus.models import Worker, WorkerExclusion
-from crowd.models import Study
-from quality.models import ReferenceLabel
+from collection.models import PremiseImport
+from corpus.models import ImportStatus, Pair, Worker, WorkerExclusion
+from crowd.models import Study, StudySession
+from quality.models import BonusEntry, BonusKind, ReferenceLabel
 from teams.models import Team
 from validation import adjudication
 
@@ -31,6 +34,9 @@ STATEMENTS = {
     "workers": 19,
     "bonuses": 23,
     "flagged queue": 14,
+    "imports": 8,
+    "validation study": 18,
+    "writing study": 15,
 }
 
 
@@ -38,7 +44,33 @@ def crowd(copy):
     ds, _writing, validation, pairs = cost_factories.build(f"regions-{copy}", prefix=f"r{copy}-")
     ReferenceLabel.objects.create(pair=pairs["A"], label=cost_factories.E, is_catch_trial=True)
     Study.objects.filter(pk=validation.pk).update(catch_trial_share=0.2, is_active=True)
+    # An import of each kind of state the imports page lists (a queued one names what it waits for).
+    for state in (ImportStatus.DONE, ImportStatus.RUNNING, ImportStatus.QUEUED):
+        PremiseImport.objects.create(
+            dataset=ds, genre=pairs["A"].premise.genre, source=f"r{copy}-{state}.txt", status=state
+        )
     return ds
+
+
+def first_studies_take_the_others_sessions():
+    """The sessions of copies 2 and 3 of each study (with their claims) moved into the same study of
+    copy 1, their bonuses earned again there on copy 1's pairs (the ledger is append-only): its
+    page reads three times the crowd."""
+    for kind in ("writing", "validation"):
+        study = Study.objects.get(slug=f"r1-{kind}")
+        others = Study.objects.filter(slug__in=[f"r2-{kind}", f"r3-{kind}"])
+        StudySession.objects.filter(study__in=others).update(study=study)
+        for entry in BonusEntry.objects.filter(study__in=others, kind=BonusKind.EARNED).select_related("pair"):
+            BonusEntry.objects.create(
+                kind=BonusKind.EARNED,
+                worker_id=entry.worker_id,
+                study=study,
+                study_session_id=entry.study_session_id,
+                pair=Pair.objects.get(dataset=study.dataset, hypothesis=entry.pair.hypothesis),
+                amount=entry.amount,
+                currency=entry.currency,
+                reason=entry.reason,
+            )
 
 
 def pages():
@@ -47,6 +79,9 @@ def pages():
     for queue in adjudication.FILTERS:
         name = "flagged queue" if queue.slug == "flagged" else f"{queue.slug} queue"
         yield name, f"{reverse('dashboard:adjudication')}?queue={queue.slug}"
+    yield "imports", reverse("dashboard:imports")
+    yield "validation study", reverse("dashboard:study", args=["r1-validation"])
+    yield "writing study", reverse("dashboard:study", args=["r1-writing"])
 
 
 def statements(client, url):
@@ -66,6 +101,7 @@ def test_each_region_is_read_once_whatever_the_crowd(client, researcher, setting
     small = {name: statements(client, url) for name, url in pages()}
     crowd(2)
     crowd(3)
+    first_studies_take_the_others_sessions()
     for _, url in pages():
         client.get(url)
     large = {name: statements(client, url) for name, url in pages()}
