@@ -37,7 +37,7 @@ def test_a_record_leaves_the_tally_with_its_pair_alone_or_with_its_writer(make_w
     Pair.objects.filter(pk=WritingEvidence.objects.filter(worker=writer, flagged=True).values("pair_id")[:1]).delete()
     after_pair = typing_flags_by_worker([writer.pk])[writer.pk]
     assert (after_pair["written"], after_pair["flagged"]) == (5, before["flagged"] - 1)
-    WritingEvidence.objects.filter(worker=writer, flagged=False).first().delete()
+    WritingEvidence.objects.filter(worker=writer, flagged=False)[0].delete()
     after_record = typing_flags_by_worker([writer.pk])[writer.pk]
     assert (after_record["written"], after_record["flagged"]) == (4, before["flagged"] - 1)
     assert drift() == 0

@@ -22,6 +22,7 @@ from corpus.models import ImportStatus, Pair, Worker, WorkerExclusion
 from crowd.models import Study, StudySession
 from quality.models import BonusEntry, BonusKind, ReferenceLabel
 from teams.models import Team
+from tests.present import present
 from validation import adjudication
 
 from . import cost_factories
@@ -66,7 +67,7 @@ def first_studies_take_the_others_sessions():
                 worker_id=entry.worker_id,
                 study=study,
                 study_session_id=entry.study_session_id,
-                pair=Pair.objects.get(dataset=study.dataset, hypothesis=entry.pair.hypothesis),
+                pair=Pair.objects.get(dataset=study.dataset, hypothesis=present(entry.pair).hypothesis),
                 amount=entry.amount,
                 currency=entry.currency,
                 reason=entry.reason,
