@@ -203,6 +203,7 @@ def record_written_sentences(
         WrittenSentence(
             pair=pair,
             premise_id=pair.premise_id,
+            dataset_id=pair.dataset_id,
             worker=worker,
             study_session=study_session,
             normalised=copy_key(pair.hypothesis),

@@ -65,6 +65,9 @@ class WrittenSentence(models.Model):
 
     pair = models.OneToOneField("corpus.Pair", on_delete=models.CASCADE, related_name="written_sentence")
     premise = models.ForeignKey("corpus.Premise", on_delete=models.CASCADE, related_name="+")
+    # The pair's dataset, kept with the sentence: a team's figures of copies read their own rows
+    # without joining every pair.
+    dataset = models.ForeignKey("corpus.Dataset", on_delete=models.CASCADE, related_name="+")
     worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="written_sentences")
     study_session = models.ForeignKey(
         "crowd.StudySession", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -101,7 +104,7 @@ class WrittenSentence(models.Model):
             ),
             models.Index(Coalesce("cluster_root", "id"), name="written_sentence_cluster"),
             # A writer's sentences and sessions, read from the index alone.
-            models.Index(fields=["worker", "study_session"], name="written_sentence_sessions"),
+            models.Index(fields=["worker", "dataset", "study_session"], name="written_sentence_sessions"),
         ]
 
     def __str__(self) -> str:

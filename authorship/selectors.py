@@ -107,7 +107,7 @@ def _typing(scope: Scope) -> QuerySet[TypingTally]:
 
 def _sentences(scope: Scope) -> QuerySet[WrittenSentence]:
     """Written sentences of the pairs of `scope` (every one of every dataset)."""
-    return scope.filter(WrittenSentence.objects.all(), via="pair__dataset")
+    return scope.filter(WrittenSentence.objects.all())
 
 
 def typing_flagged_share_by_study_day(

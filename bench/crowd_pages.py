@@ -208,9 +208,9 @@ def add_written_sentences():
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "INSERT INTO authorship_writtensentence (pair_id, premise_id, worker_id, study_session_id, normalised,"
-            " signature, own_words, created_at)"
-            " SELECT p.id, p.premise_id, p.author_id, s.id, lower(left(p.hypothesis, 290)), '', '{}',"
+            "INSERT INTO authorship_writtensentence (pair_id, premise_id, dataset_id, worker_id, study_session_id,"
+            " normalised, signature, own_words, created_at)"
+            " SELECT p.id, p.premise_id, p.dataset_id, p.author_id, s.id, lower(left(p.hypothesis, 290)), '', '{}',"
             "        now() - (p.id % 30) * interval '1 day'"
             " FROM collection_pair p LEFT JOIN collection_studysession s"
             "   ON s.worker_id = p.author_id AND s.external_session_id = 'bench-writing-' || p.author_id"
