@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from collection import services, writing_claims
 from collection.models import WritingClaim
 from corpus.models import Premise, Worker
-from crowd.models import ClaimStatus
-from tests.collection.writing_helpers import add_premises, writing_setup
+from crowd.models import ClaimStatus, StudySession
+from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 from tests.concurrency import at_once
 from tests.present import present
 
@@ -67,6 +67,36 @@ def test_with_one_premise_left_exactly_one_of_two_workers_gets_it():
         assert len(winners) == 1, f"round {round_no}: {claims}"
         assert winners[0].premise_id == premise.pk
     assert WritingClaim.objects.count() == ROUNDS
+
+
+# Premises outside the study's pool that each claim passes before it reaches the pool's premise: the
+# claims that lose the race read their snapshots before the winner commits and reach the premise
+# after it, so a room counted in that snapshot alone would be out of date.
+WALKED_PAST = 20000
+
+
+@pytest.mark.parametrize("writings_per_premise", [1, 2])
+def test_a_claim_committed_while_others_walk_to_its_premise_is_counted_by_them(writings_per_premise):
+    """The claims that reach the premise after a winner committed, their snapshots older than its
+    commit, do not take a place the winner filled: the premise is served exactly as often as wanted."""
+    dataset, genre = writing_setup(writings_per_premise=writings_per_premise)
+    Premise.objects.bulk_create(
+        Premise(dataset=dataset, genre=genre, prompt_id=f"w{i}", split="train", text=f"Walked past {i}.", source="a")
+        for i in range(WALKED_PAST)
+    )
+    study = make_study(dataset, pool_sources=["pool"])
+    for round_no in range(ROUNDS // 2):
+        (premise,) = add_premises(dataset, genre, 1, start=round_no, source="pool")
+        sessions = [
+            StudySession.objects.create(study=study, worker=worker, external_session_id=f"{worker.pk}")
+            for worker in new_workers(4, f"r{round_no}")
+        ]
+        results = at_once([partial(writing_claims.claim_next_premise, s.worker, study_session=s) for s in sessions])
+        assert [r for r in results if isinstance(r, BaseException)] == []
+        winners = [claim for claim in results if claim is not None]
+        assert len(winners) == writings_per_premise, f"round {round_no}: {results}"
+        assert {claim.premise_id for claim in winners} == {premise.pk}
+    assert not WritingClaim.objects.exclude(premise__source="pool").exists()
 
 
 def test_a_premise_wanted_twice_goes_to_both_workers_even_when_they_ask_together():
