@@ -28,16 +28,19 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.db import connection
 from django.db.models import BooleanField, Case, F, Min, QuerySet, Value, When
+from django.db.models.expressions import RawSQL
 
 from authorship.selectors import typing_flags_of_pairs
+from base.subquery import EqualsAny
 from corpus.labels import AUTHOR_POSITION, NO_GOLD, to_scheme
 from corpus.labels import LABELS as SCHEME_STORED_LABELS
-from corpus.models import ValidationLabel
+from corpus.models import Pair, ValidationLabel
 from corpus.selectors import in_gold
 from quality.selectors import catch_figures, flag_marks
 
@@ -84,14 +87,19 @@ _FIELDS = (
 )
 
 
+def _snapshot_pairs(datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None = None) -> QuerySet[Pair]:
+    """The snapshot's pairs (those up to `upper_id`)."""
+    pairs = pairs_for_export(datasets, filters)
+    if upper_id is not None:
+        pairs = pairs.filter(pk__lte=upper_id)
+    return pairs
+
+
 def _snapshot_labels(
     datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None = None
 ) -> QuerySet[ValidationLabel]:
     """The labels of the snapshot's pairs (those up to `upper_id`)."""
-    pairs = pairs_for_export(datasets, filters)
-    if upper_id is not None:
-        pairs = pairs.filter(pk__lte=upper_id)
-    return ValidationLabel.objects.filter(pair__in=pairs.values("pk"))
+    return ValidationLabel.objects.filter(pair__in=_snapshot_pairs(datasets, filters, upper_id).values("pk"))
 
 
 def _labels(datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None = None) -> Any:
@@ -179,16 +187,30 @@ WORKERS_TABLE = "snapshot_label_workers"
 TYPING_TABLE = "snapshot_label_typing"
 
 
-def pseudonyms(labels: QuerySet[ValidationLabel]) -> dict[int, str]:
-    """{worker id: `a<n>`}, n the rank of the worker's first label in file order (pair, position),
-    as `label_rows` gives them in turn: one grouped read, not a walk of the labels."""
-    first_pairs = dict(
-        labels.exclude(worker__isnull=True)
-        .order_by()
-        .values("worker_id")
-        .annotate(first=Min("pair_id"))
-        .values_list("worker_id", "first")
+def pseudonyms(pairs: QuerySet[Pair]) -> dict[int, str]:
+    """{worker id: `a<n>`}, n the rank of the worker's first label in file order (pair, position)
+    among the labels of `pairs` (the snapshot's), as `label_rows` gives them in turn: grouped
+    reads, not a walk of the labels.
+
+    A worker's first pair is the lowest pair id of their labels. It is read over all their labels
+    first, one pass of the label table, and kept where the snapshot has that pair (it is then the
+    lowest of the snapshot's too). Only the workers whose lowest pair is not the snapshot's (their
+    other datasets' labels, pairs the filters leave out) are read again against the snapshot's
+    pairs, a set of every pair of the snapshot to build."""
+    lowest = _lowest_pairs(ValidationLabel.objects.all())
+    kept = set(
+        pairs.filter(EqualsAny(F("pk"), RawSQL("%s::bigint[]", [sorted(set(lowest.values()))]))).values_list(
+            "pk", flat=True
+        )
     )
+    first_pairs = {worker: pair for worker, pair in lowest.items() if pair in kept}
+    others = sorted(worker for worker in lowest if worker not in first_pairs)
+    if others:
+        first_pairs |= _lowest_pairs(
+            ValidationLabel.objects.filter(
+                EqualsAny(F("worker_id"), RawSQL("%s::bigint[]", [others])), pair__in=pairs.values("pk")
+            )
+        )
     first_positions: dict[int, int] = {}
     for worker, pair, position in (
         ValidationLabel.objects.filter(pair_id__in=set(first_pairs.values()), worker_id__in=first_pairs)
@@ -201,18 +223,46 @@ def pseudonyms(labels: QuerySet[ValidationLabel]) -> dict[int, str]:
     return {worker: f"a{rank}" for rank, worker in enumerate(order, start=1)}
 
 
-def _fill_worker_facts(cursor: Any, datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None) -> None:
-    """WORKERS_TABLE: the file's annotators' pseudonyms, catch-trial figures and flags, as JSON."""
-    names = pseudonyms(_snapshot_labels(datasets, filters, upper_id))
+def _lowest_pairs(labels: QuerySet[ValidationLabel]) -> dict[int, int]:
+    """{worker id: the lowest pair id of their labels among `labels`}."""
+    return dict(
+        labels.exclude(worker__isnull=True)
+        .order_by()
+        .values("worker_id")
+        .annotate(first=Min("pair_id"))
+        .values_list("worker_id", "first")
+    )
+
+
+def _fill_worker_facts(cursor: Any, datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None) -> int:
+    """WORKERS_TABLE: the file's annotators' pseudonyms, catch-trial figures and flags, as JSON; how
+    many annotators the file has."""
+    names = pseudonyms(_snapshot_pairs(datasets, filters, upper_id))
     flags = {pk: sorted(mark.removeprefix(FLAG_PREFIX) for mark in marks) for pk, marks in flag_marks(names).items()}
     catch = catch_figures()
     rows = []
     for worker, name in names.items():
         seen, matched = catch.get(worker, (0, 0))
-        # From the catch trials' value on (the line's keys in order, as jsonl_line writes them).
-        tail = f"{seen}, {json.dumps('catch_trials_matched')}: {matched}, {json.dumps('flags')}: "
-        rows.append((worker, json_value(name), tail + json_value(flags.get(worker, []))))
+        tail = _worker_tail(seen, matched, json_value(flags.get(worker, [])), bool(filters.get(TYPING_FLAGS_FILTER)))
+        rows.append((worker, json_value(name), tail))
     _fill(cursor, WORKERS_TABLE, "worker_id bigint PRIMARY KEY, annotator text, tail text", rows)
+    return len(rows)
+
+
+# The end of a line after the worker's flags; with typing flags, the text before their value.
+_LINE_END = "}\n"
+
+
+def _worker_tail(seen: int, matched: int, flags: str, typing_flags: bool) -> str:
+    """A line from the catch trials' value on, to the next value of the row (the line's keys in
+    order, as jsonl_line writes them)."""
+    end = _key(TYPING_FLAGS_COLUMN) if typing_flags else _LINE_END
+    return f"{seen}{_key('catch_trials_matched')}{matched}{_key('flags')}{flags}{end}"
+
+
+def _no_worker_tail(typing_flags: bool) -> str:
+    """`_worker_tail` of a label without a worker (imported): no catch trials, no flags."""
+    return _worker_tail(0, 0, "[]", typing_flags)
 
 
 def _fill_typing_flags(cursor: Any, datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None) -> None:
@@ -236,10 +286,69 @@ def _key(key: str, first: bool = False) -> str:
     return ("{" if first else ", ") + json.dumps(key) + ": "
 
 
-def _case(cases: Sequence[tuple[str, str]], default: str) -> str:
-    """CASE over (condition, literal text) pairs; `default` is SQL."""
-    whens = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, text in cases)
-    return f"CASE {whens} ELSE {default} END"
+@dataclass(frozen=True)
+class _Sql:
+    """A piece of a line that is a value of the row (SQL giving text, never NULL)."""
+
+    expression: str
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """Pieces of a line that depend on the row: those of the first case whose condition holds, else
+    `otherwise`."""
+
+    cases: tuple[tuple[str, tuple["_Part", ...]], ...]
+    otherwise: tuple["_Part", ...]
+
+
+_Part = str | _Sql | _Choice  # a str is literal text
+
+
+def _either(condition: str, then: Sequence[_Part], otherwise: Sequence[_Part]) -> _Choice:
+    return _Choice(((condition, tuple(then)),), tuple(otherwise))
+
+
+def _concatenation(parts: Sequence[_Part], decided: Mapping[str, bool]) -> str:
+    """SQL of the text of `parts` in order. Each choice is a CASE whose branches carry the rest of
+    the parts, so that the literal text around a value folded into the line (a null, a label's
+    word) is one literal with its neighbours, and a row's text is as few concatenations as its
+    values need. A condition in `decided` (known true or false on the way) is not asked again."""
+    for index, part in enumerate(parts):
+        if not isinstance(part, _Choice):
+            continue
+        head, rest = parts[:index], parts[index + 1 :]
+        asked = []
+        for condition, branch in part.cases:
+            if decided.get(condition) is True:
+                return _concatenation([*head, *branch, *rest], decided)
+            if decided.get(condition) is None:
+                asked.append((condition, branch))
+        otherwise = _concatenation(
+            [*head, *part.otherwise, *rest], {**decided, **dict.fromkeys((c for c, _ in asked), False)}
+        )
+        if not asked:
+            return otherwise
+        whens = " ".join(
+            f"WHEN {condition} THEN {_concatenation([*head, *branch, *rest], {**decided, condition: True})}"
+            for condition, branch in asked
+        )
+        return f"CASE {whens} ELSE {otherwise} END"
+    pieces: list[str] = []
+    text = ""
+    for part in parts:
+        if isinstance(part, str):
+            text += part
+        elif isinstance(part, _Sql):  # no choice is left here
+            if text:
+                pieces.append(literal(text))
+                text = ""
+            pieces.append(part.expression)
+    if text:
+        pieces.append(literal(text))
+    # || of text, not concat(): concat() looks up and calls each argument's output function for
+    # every row, || joins the two texts as they are.
+    return " || ".join(pieces) if pieces else "''"
 
 
 # The keys in the order `label_lines_sql` writes them; it refuses to run if LABEL_COLUMNS says
@@ -268,15 +377,19 @@ def label_lines_sql(
     *,
     upper_id: int | None = None,
     typing_flags: bool = False,
+    annotators: bool = True,
 ) -> tuple[str, Sequence[Any]]:
     """(sql, params) of the SELECT of every line of `labels.jsonl` (each with its newline), in file
     order: `jsonl_line` of each row `label_rows` gives, made by PostgreSQL from the labels and the
-    tables `_fill_worker_facts` / `_fill_typing_flags` filled.
+    tables `_fill_worker_facts` / `_fill_typing_flags` filled (with `typing_flags`; the worker
+    table's tails written for the same value). `annotators`: whether any label of the file has one
+    (False: no worker table is read).
 
-    A line's cost is mostly its pieces (each argument of concat() is a call), so the statement
-    writes few: the pair's part (pairID, split) once per pair, not once per label; the worker's
-    part (catch trials, flags) formatted once per worker by Python; the rest fused into one CASE
-    per pair of neighbouring keys where the values are few (role, label words, the two booleans)."""
+    A line's cost is mostly its pieces (each a concatenation), so the statement writes few: the
+    pair's part (pairID, split) once per pair, not once per label; the worker's part (catch trials,
+    flags, up to the next value) formatted once per worker by Python; the rest chosen by CASE from
+    literals that already hold the keys, the label's word, the booleans and any null between them,
+    so that a label without a worker, rating or time is its pair's part, its position and one literal."""
     if LABEL_COLUMNS != _LINE_ORDER:
         raise RuntimeError("the SQL label lines do not write LABEL_COLUMNS in order; say how each key is made")
     pairs = pairs_for_export(datasets, filters)
@@ -305,6 +418,7 @@ def label_lines_sql(
             label_word=F("label"),
             label_rating=F("ordinal"),
             label_seconds=F("seconds"),
+            label_seconds_json=RawSQL(json_float(f'"{ValidationLabel._meta.db_table}"."seconds"'), ()),
             label_excluded=F("excluded"),
             label_counted=F("in_gold"),
         )
@@ -315,54 +429,55 @@ def label_lines_sql(
         f"{json_text(file_sql(held_out_dataset_ids(datasets)))}, {literal(_key('position'))})"
     )
     author = f"l.label_position = {AUTHOR_POSITION}"
-    role = (  # position, role and the annotator key
-        f"CASE WHEN {author} THEN {literal(str(AUTHOR_POSITION) + _key('role') + json.dumps('author') + _key('annotator'))} "
-        f"ELSE l.label_position::text || {literal(_key('role') + json.dumps('validator') + _key('annotator'))} END"
-    )
+    worker = "w.worker_id IS NOT NULL"
     words = {stored: to_scheme(scheme, stored) for stored in (*SCHEME_STORED_LABELS, NO_GOLD)}
-    word = _case(  # the label key, the word and the rating key
+    # Three runs of the line, each one CASE over the values it folds in: the pair's part; the
+    # position, role and annotator; the rest. One run for all would write every combination of
+    # them, a statement many times longer for one concatenation less.
+    runs: list[list[_Part]] = [
+        [_Sql("p.pair_part")],
         [
-            (f"l.label_word = {literal(stored)}", _key("label") + json.dumps(word) + _key("rating"))
-            for stored, word in words.items()
+            _either(
+                author,
+                [str(AUTHOR_POSITION) + _key("role") + json.dumps("author")],
+                [_Sql("l.label_position::text"), _key("role") + json.dumps("validator")],
+            ),
+            _key("annotator"),
+            _either(worker, [_Sql("w.annotator")], ["null"]),
         ],
-        f"{literal(_key('label'))} || {json_text(in_scheme('l.label_word::text', scheme))} || {literal(_key('rating'))}",
-    )
-    seconds = f"CASE WHEN l.label_seconds IS NULL THEN {literal(_key('seconds') + 'null' + _key('excluded'))} ELSE {literal(_key('seconds'))} || {json_float('l.label_seconds')} || {literal(_key('excluded'))} END"
-    flags = _case(  # excluded, counted and the catch-trials key
         [
-            (
-                f"{'' if excluded else 'NOT '}l.label_excluded AND {'' if counted else 'NOT '}l.label_counted",
-                json.dumps(excluded) + _key("counted") + json.dumps(counted) + _key("catch_trials_seen"),
-            )
-            for excluded in (False, True)
-            for counted in (False, True)
+            _key("label"),
+            _Choice(
+                tuple((f"l.label_word = {literal(stored)}", (json.dumps(word),)) for stored, word in words.items()),
+                (_Sql(json_text(in_scheme("l.label_word::text", scheme))),),
+            ),
+            _key("rating"),
+            _either("l.label_rating IS NULL", ["null"], [_Sql("l.label_rating::text")]),
+            _key("seconds"),
+            _either("l.label_seconds IS NULL", ["null"], [_Sql("l.label_seconds_json")]),
+            _key("excluded"),
+            _either("l.label_excluded", [json.dumps(True)], [json.dumps(False)]),
+            _key("counted"),
+            _either("l.label_counted", [json.dumps(True)], [json.dumps(False)]),
+            _key("catch_trials_seen"),
+            _either(worker, [_Sql("w.tail")], [_no_worker_tail(typing_flags)]),
         ],
-        "NULL",
-    )
-    no_worker = "0" + _key("catch_trials_matched") + "0" + _key("flags") + "[]"
-    parts = [
-        "p.pair_part",
-        role,
-        "coalesce(w.annotator, 'null')",
-        word,
-        "coalesce(l.label_rating::text, 'null')",
-        seconds,
-        flags,
-        f"coalesce(w.tail, {literal(no_worker)})",
     ]
-    joins = f"LEFT JOIN pg_temp.{WORKERS_TABLE} AS w ON w.worker_id = l.label_worker"
     if typing_flags:
-        parts.append(
-            f"CASE WHEN {author} THEN {literal(_key(TYPING_FLAGS_COLUMN))} || coalesce(t.flags, '[]') "
-            f"ELSE {literal(_key(TYPING_FLAGS_COLUMN) + '[]')} END"
-        )
+        runs.append([_either(author, [_Sql("coalesce(t.flags, '[]')"), _LINE_END], ["[]" + _LINE_END])])
+    # A file without annotators joins no worker table: every label has the no-worker pieces.
+    decided = {} if annotators else {worker: False}
+    line = " || ".join(_concatenation(run, decided) for run in runs)
+    joins = f"LEFT JOIN pg_temp.{WORKERS_TABLE} AS w ON w.worker_id = l.label_worker" if annotators else ""
+    if typing_flags:
         joins += f" LEFT JOIN pg_temp.{TYPING_TABLE} AS t ON t.pair_id = l.label_pair"
     # OFFSET 0 keeps each a subquery of its own, in its order: the labels (every label of the
     # table) are joined to the snapshot's pairs by id, and the pairs' part is made once per pair.
     # Without the outer fence of `p` the planner pulls its part up into the line, made again for
-    # every label of the pair.
+    # every label of the pair. The seconds' JSON is made in the labels' subquery, once per label,
+    # however many branches of the line name it.
     sql = (
-        f"SELECT concat({', '.join([*parts, literal(chr(125) + chr(10))])}) "
+        f"SELECT {line} "
         f"FROM ({labels_sql} OFFSET 0) AS l "
         f"JOIN (SELECT r.pair_pk, {pair_part} AS pair_part FROM ({pairs_sql} OFFSET 0) AS r OFFSET 0) AS p "
         f"ON p.pair_pk = l.label_pair {joins} ORDER BY l.label_pair, l.label_position"
@@ -411,11 +526,13 @@ def write_label_rows(
     if cursor is None:
         with connection.cursor() as wrapper:
             return write_label_rows(datasets, filters, scheme, directory, cursor=wrapper.cursor, upper_id=upper_id)
-    _fill_worker_facts(cursor, datasets, filters, upper_id)
+    annotators = _fill_worker_facts(cursor, datasets, filters, upper_id)
     typing = filters.get(TYPING_FLAGS_FILTER)
     if typing:
         _fill_typing_flags(cursor, datasets, filters, upper_id)
-    sql, params = label_lines_sql(datasets, filters, scheme, upper_id=upper_id, typing_flags=bool(typing))
+    sql, params = label_lines_sql(
+        datasets, filters, scheme, upper_id=upper_id, typing_flags=bool(typing), annotators=annotators > 0
+    )
     sink = LineSink(directory / LABELS_FILE)
     try:
         cursor.copy_expert(f"COPY ({cursor.mogrify(sql, params).decode()}) TO STDOUT ({LINE_COPY_OPTIONS})", sink)
