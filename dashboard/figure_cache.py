@@ -5,6 +5,8 @@ open by several researchers costs one set of queries per interval while the figu
 follow the data without a restart. On a large corpus (settings.DASHBOARD_LARGE_PAIRS) a stale
 figure is shown at once and a Celery task (`dashboard.tasks.refresh_figure`) recomputes it, so
 no page waits for an aggregate. Figures a task may recompute register with `@refreshable`.
+A study's figures (its funnel, its times, its bonus page's catch standing) are kept the same
+way per study (`cached_for_study`, `@refreshable_for_study`).
 """
 
 import time
@@ -21,12 +23,15 @@ from corpus.scope import Scope
 
 # Figures a task can recompute by name: name -> function(scope).
 REFRESHABLE: dict[str, Callable[[Scope], Any]] = {}
+# Figures of one study a task can recompute by name: name -> function(study id).
+REFRESHABLE_FOR_STUDY: dict[str, Callable[[int], Any]] = {}
 # How long a figure is kept to be shown while it is being recomputed.
 STALE_KEEP_SECONDS = 24 * 3600
 REFRESH_LOCK_SECONDS = 300
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[[Scope], Any])
+G = TypeVar("G", bound=Callable[[int], Any])
 
 
 # When gold labels last moved in a way the maintained figures cannot follow (an exclusion, a
@@ -59,8 +64,20 @@ def refreshable(name: str) -> Callable[[F], F]:
     return register
 
 
+def refreshable_for_study(name: str) -> Callable[[G], G]:
+    def register(function: G) -> G:
+        REFRESHABLE_FOR_STUDY[name] = function
+        return function
+
+    return register
+
+
 def cache_key(name: str, scope: Scope) -> str:
     return f"dashboard:{name}:{scope.key}"
+
+
+def study_cache_key(name: str, study_id: int) -> str:
+    return f"dashboard:{name}:study-{study_id}"
 
 
 def corpus_is_large() -> bool:
@@ -75,10 +92,22 @@ def store(key: str, value: object) -> None:
 
 def cached(name: str, scope: Scope, compute: Callable[[], T]) -> T:
     """compute() once per few seconds per (figure, scope); on a large corpus, refreshed by a task."""
+    refresh = (lambda: schedule_refresh(name, scope)) if name in REFRESHABLE else None
+    return _kept(cache_key(name, scope), compute, refresh)
+
+
+def cached_for_study(name: str, study_id: int, compute: Callable[[], T]) -> T:
+    """compute() once per few seconds per (figure, study); on a large corpus, refreshed by a task."""
+    refresh = (lambda: schedule_study_refresh(name, study_id)) if name in REFRESHABLE_FOR_STUDY else None
+    return _kept(study_cache_key(name, study_id), compute, refresh)
+
+
+def _kept(key: str, compute: Callable[[], T], refresh: Callable[[], None] | None) -> T:
+    """The figure kept under `key` while it is fresh; else computed now, or, on a large corpus and
+    when a task can recompute it (`refresh`), the kept one while the task does."""
     seconds = cache_seconds()
     if seconds <= 0:
         return compute()
-    key = cache_key(name, scope)
     entry = cache.get(key)
     if entry is not None:
         # A figure from before an exclusion (or a repairing recompute) is out of date at once.
@@ -86,8 +115,8 @@ def cached(name: str, scope: Scope, compute: Callable[[], T]) -> T:
         if current and time.time() - entry["at"] < seconds:
             value: T = entry["value"]
             return value
-        if name in REFRESHABLE and corpus_is_large():
-            schedule_refresh(name, scope)
+        if refresh is not None and corpus_is_large():
+            refresh()
             stale: T = entry["value"]
             return stale
     computed = compute()
@@ -109,5 +138,20 @@ def refresh_figure_now(name: str, datasets: int | str | None, split: str | None)
     key = cache_key(name, scope)
     try:
         store(key, REFRESHABLE[name](scope))
+    finally:
+        cache.delete(key + ":refreshing")
+
+
+def schedule_study_refresh(name: str, study_id: int) -> None:
+    """Queue one recompute of a study's figure; while one is pending, further requests queue nothing."""
+    if cache.add(study_cache_key(name, study_id) + ":refreshing", 1, REFRESH_LOCK_SECONDS):
+        enqueue("dashboard.refresh_study_figure", name, study_id)
+
+
+def refresh_study_figure_now(name: str, study_id: int) -> None:
+    """Recompute figure `name` of the study `study_id`."""
+    key = study_cache_key(name, study_id)
+    try:
+        store(key, REFRESHABLE_FOR_STUDY[name](study_id))
     finally:
         cache.delete(key + ":refreshing")

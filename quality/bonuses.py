@@ -43,6 +43,7 @@ from crowd.holds import OPEN_LINK_NO_BONUS, bonus_may_go, hold_refused, hold_wai
 from crowd.models import Study, StudySession
 
 from .bonus_lines import UnpaidLine
+from .flags import WorkerFlag
 from .models import BonusEntry, BonusKind
 from .selectors import catch_figures, guesser_evidence_by_worker
 from .sequential import catch_only_flag
@@ -282,8 +283,37 @@ def _zero() -> Value:
 _unpaid_earned = Q(kind=BonusKind.EARNED, payment__isnull=True)
 
 
-def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
-    """Per worker: catch trials seen and matched, accuracy, bonus earned, paid and unpaid (two queries)."""
+@dataclass(frozen=True)
+class CatchStanding:
+    """A worker's catch-trial answers (of a study): seen, matched, and the catch-only flag judged
+    from them beside the worker's ordinary labels (`sequential.catch_only_flag`)."""
+
+    seen: int = 0
+    matched: int = 0
+    catch_only: WorkerFlag | None = None
+
+
+def catch_standings(study: Study | None = None) -> dict[int, CatchStanding]:
+    """Per worker with catch-trial answers (of the study): their `CatchStanding`. Reads every catch
+    answer and the workers' ordinary labels' evidence, so it grows with the crowd and moves slowly:
+    the bonus page keeps it in the dashboard's figure cache. A worker without catch answers has
+    none to be flagged for (`catch_only_flag` wants some seen)."""
+    seen_rows = catch_figures(study=study)
+    # Catch accuracy is judged beside the ordinary labels: a worker right on the catch
+    # trials and at chance elsewhere is marked and listed last, never ranked first.
+    evidence = guesser_evidence_by_worker(seen_rows, catch_trials=False)
+    return {
+        pk: CatchStanding(seen, matched, catch_only_flag(pk, seen, matched, evidence[pk]))
+        for pk, (seen, matched) in seen_rows.items()
+    }
+
+
+def worker_totals(
+    study: Study | None = None, standings: Mapping[int, CatchStanding] | None = None
+) -> list[dict[str, Any]]:
+    """Per worker: catch trials seen and matched, accuracy, bonus earned, paid and unpaid. The money
+    is read now, from the ledger (one grouped read, and the workers); the catch figures are
+    `standings` where the caller kept them (`catch_standings`), else read now too."""
     entries = BonusEntry.objects.all()
     if study is not None:
         entries = entries.filter(study=study)
@@ -299,15 +329,14 @@ def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
         )
         .order_by()
     }
-    seen_rows = catch_figures(study=study)
-    ids = set(money_rows) | set(seen_rows)
-    # Catch accuracy is judged beside the ordinary labels: a worker right on the catch
-    # trials and at chance elsewhere is marked and listed last, never ranked first.
-    evidence = guesser_evidence_by_worker(ids, catch_trials=False)
+    if standings is None:
+        standings = catch_standings(study)
+    ids = set(money_rows) | set(standings)
     rows: list[dict[str, Any]] = []
     for worker in Worker.objects.filter(pk__in=ids).select_related("user"):
         m: Mapping[str, Any] = money_rows.get(worker.pk, {})
-        seen, matched = seen_rows.get(worker.pk, (0, 0))
+        standing = standings.get(worker.pk, CatchStanding())
+        seen, matched = standing.seen, standing.matched
         earned = Decimal(m.get("earned", 0)).quantize(CENT)
         paid = Decimal(m.get("paid", 0)).quantize(CENT)
         held = Decimal(m.get("held", 0)).quantize(CENT)
@@ -326,7 +355,7 @@ def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
                 "held": held,
                 "refused": refused,
                 "unpaid": earned - paid - held - refused,
-                "catch_only": catch_only_flag(worker.pk, seen, matched, evidence[worker.pk]),
+                "catch_only": standing.catch_only,
             }
         )
     rows.sort(key=lambda row: (row["catch_only"] is not None, -row["unpaid"], row["name"]))

@@ -4,4 +4,4 @@ Per-pair counters (Pair.label_count, *_votes, gold_label) stand in for counting 
 Importing this package registers every figure a task may recompute (figure_cache.refreshable).
 """
 
-from . import artifacts, collection, corpus, costs, validation, workers  # noqa: F401
+from . import artifacts, collection, corpus, costs, quality, study, validation, workers  # noqa: F401

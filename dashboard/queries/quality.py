@@ -13,13 +13,22 @@ from corpus.scope import EVERYTHING, Scope
 from crowd.models import Study, StudySession
 from crowd.selectors import worker_marks
 from quality import flag_rows
+from quality.bonuses import CatchStanding, catch_standings
 from quality.catch_trials import catch_pools
 from quality.models import ReferenceLabel, WorkerFlagScope
 from quality.selectors import WorkerQuality
 from teams.access import scoped
 from validation.models import ValidationClaim
 
-from ..figure_cache import cache_seconds, corpus_is_large, figures_changed_at, refreshable, schedule_refresh
+from ..figure_cache import (
+    cache_seconds,
+    cached_for_study,
+    corpus_is_large,
+    figures_changed_at,
+    refreshable,
+    refreshable_for_study,
+    schedule_refresh,
+)
 
 CATCH_TRIALS_SHOWN = 20
 
@@ -32,6 +41,20 @@ def recent_catch_trials(scope: Scope = EVERYTHING, *, limit: int = CATCH_TRIALS_
     """The latest catch trials (of the pairs of `scope`, a team's datasets, or every one)."""
     catch_trials = scope.filter(ReferenceLabel.objects.filter(is_catch_trial=True), via="pair__dataset")
     return list(catch_trials.select_related("pair").order_by("-updated_at")[:limit])
+
+
+def bonus_catch_standings(study: Study) -> dict[int, CatchStanding]:
+    """The bonus page's catch figures of the study's workers (`quality.bonuses.catch_standings`:
+    every catch answer and the workers' ordinary labels' evidence). A figure of the figure cache:
+    computed at most once per few seconds per study, and on a large corpus shown as last computed
+    while a task recomputes it. The money beside it (earned, paid, owed) is read on every request."""
+    return cached_for_study("bonus-catch-standings", study.pk, lambda: catch_standings(study))
+
+
+@refreshable_for_study("bonus-catch-standings")
+def _bonus_catch_standings_of(study_id: int) -> dict[int, CatchStanding]:
+    found = Study.objects.filter(pk=study_id).first()
+    return catch_standings(found) if found is not None else {}
 
 
 @refreshable("worker-flag-rows")

@@ -3,8 +3,8 @@ of its sessions, time per task, effective hourly pay against the payment, live c
 left in its pool and what it costs; the sessions as a CSV. What each figure counts:
 docs/dashboard.md, *Studies*.
 
-Every figure is one statement, whatever the study's size: the funnel one aggregate over its
-sessions, the costs one GROUP BY over the bonus ledger, the pool one aggregate; the medians read
+Every figure is one statement, whatever the study's size: the funnel two aggregates over its
+sessions (where they got to, and their tasks' money), the costs one GROUP BY over the bonus ledger, the pool one aggregate; the medians read
 one duration per task and per completed session (a column of numbers, no objects), since SQLite
 has no percentile.
 
@@ -51,6 +51,7 @@ from quality.models import BonusEntry, BonusKind, QualificationAttempt
 from teams.access import scoped
 from validation.models import PremiseLabelClaim, ValidationClaim
 
+from ..figure_cache import cached_for_study, refreshable_for_study
 from .costs import Money, sum_of_amounts
 
 # The claim model each kind of study hands out, and whether its task is a batch of claims (a
@@ -150,9 +151,15 @@ def _ending(word: str) -> Q:
 
 
 def funnel(of_study: Study) -> dict[str, int]:
+    """The funnel as the page shows it: where the sessions got to (`session_funnel`) and the tasks
+    by where their money stands (`task_money`); two aggregates."""
+    return {**session_funnel(of_study), **task_money(of_study)}
+
+
+def session_funnel(of_study: Study) -> dict[str, int]:
     """Arrived, qualified (admitted by the access rule), started (a task claimed), completed, held,
-    returned, timed out, rejected, stranded (crowd.stranding), in progress, the tasks by where their
-    money stands, and whether a market is connected; one aggregate."""
+    returned, timed out, rejected, stranded (crowd.stranding) and in progress; one aggregate, with a
+    claimed-task check per session (so sized by the study's crowd)."""
     admission, admitted = _admission(of_study)
     sessions = counted_sessions(of_study).annotate(claimed=_claimed(of_study), **admission)
     # Told the pool ran out before their last task (crowd.stranding): apart from those in progress.
@@ -170,6 +177,15 @@ def funnel(of_study: Study) -> dict[str, int]:
         rejected=Count("pk", filter=_ending("rejected")),
         in_progress=Count("pk", filter=Q(completed_at__isnull=True, closed_at__isnull=True) & started & ~stranded),
         stranded=Count("pk", filter=stranded),
+    )
+    return {key: int(value or 0) for key, value in figures.items()}
+
+
+def task_money(of_study: Study) -> dict[str, int]:
+    """The study's tasks by where their money stands, the completed sessions held apart, and
+    whether a market is connected; one aggregate over the sessions (no claim is read)."""
+    completed = Q(completed_at__isnull=False)
+    figures = counted_sessions(of_study).aggregate(
         market_connected=Count("study__market_connection"),
         tasks=Coalesce(Sum("tasks_done"), 0),
         # Money follows holds (crowd.holds): tasks whose money may go, and those waiting for a
@@ -493,11 +509,39 @@ def hourly(amount: Decimal, seconds: float | None) -> Decimal | None:
     return (amount * Decimal(3600) / Decimal(str(seconds))).quantize(Decimal("0.01"))
 
 
+def crowd_figures(of_study: Study) -> dict[str, Any]:
+    """Where the study's sessions got to (`session_funnel`) and its time per task and per session:
+    read over every session and the latest sessions' claims, so sized by the study's crowd, and
+    moving slowly. Figures of the figure cache: computed at most once per few seconds per study,
+    and on a large corpus shown as last computed while a task recomputes them
+    (`dashboard.figure_cache.cached_for_study`)."""
+    return cached_for_study("study-crowd", of_study.pk, lambda: _crowd_figures(of_study))
+
+
+@refreshable_for_study("study-crowd")
+def _crowd_figures_of(study_id: int) -> dict[str, Any] | None:
+    found = Study.objects.filter(pk=study_id).first()
+    return _crowd_figures(found) if found is not None else None
+
+
+def _crowd_figures(of_study: Study) -> dict[str, Any]:
+    return {
+        "sessions": session_funnel(of_study),
+        "task_times": task_times(of_study),
+        "session_times": session_times(of_study),
+    }
+
+
 def overview(of_study: Study) -> dict[str, Any]:
-    """Everything the study page shows of its sessions, pool and money (seven statements, whatever
-    the study's size); the pre-launch check takes its `left` (`launch_check(wanted=)`)."""
-    counts = funnel(of_study)
-    per_task, per_session = task_times(of_study), session_times(of_study)
+    """Everything the study page shows of its sessions, pool and money; the pre-launch check takes
+    its `left` (`launch_check(wanted=)`). The crowd's figures (the funnel's sessions, the times
+    and the hourly pay from them) are the figure cache's (`crowd_figures`); what must be exact at
+    once is read on every request, four statements whatever the study's size: the tasks by where
+    their money stands and the bonuses owed, approved and paid (so a payment or a hold's decision
+    shows at once), the live claims and what the pool still wants."""
+    crowd = crowd_figures(of_study)
+    counts = {**crowd["sessions"], **task_money(of_study)}
+    per_task, per_session = crowd["task_times"], crowd["session_times"]
     payment = payment_per_session(of_study)
     task_hourly = hourly(of_study.payment_per_task, per_task.median)
     return {

@@ -123,7 +123,8 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     unpaid: list[UnpaidLine] = unpaid_lines(money["confirmable"]) if study else []
     # Bonuses of sessions whose code is held wait apart, in no file, until the hold is decided.
     held = list(bonuses.held_back(study)) if study else []
-    totals = bonuses.worker_totals(study) if study else []
+    # The money per worker is the ledger's now; the catch figures beside it are the figure cache's.
+    totals = bonuses.worker_totals(study, queries.bonus_catch_standings(study)) if study else []
     # Excluded and flagged workers are marked on both lists, so none is paid unseen; the
     # flags are the maintained rows' (made sure of first), and the page says when they were computed.
     flags_as_of = queries.bonus_flags_as_of() if study else None

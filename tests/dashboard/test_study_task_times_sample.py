@@ -3,6 +3,7 @@ more than `TASK_TIME_SESSIONS` of them (its statement sized by that sample, not 
 says "about" then; below that the figures are every task's."""
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -36,5 +37,6 @@ def test_the_page_says_about_when_the_times_are_a_sample(client, researcher, set
     assert "about: median time per task" not in page
     monkeypatch.setattr(queries, "TASK_TIME_SESSIONS", 1)
     monkeypatch.setattr(queries.task_times, "__kwdefaults__", {"sessions": 1})
+    cache.clear()  # the times are the figure cache's (`queries.crowd_figures`): read them again
     page = client.get(reverse("dashboard:study", args=[study.slug])).content.decode()
     assert "about: median time per task" in page and "of the latest 1 sessions" in page
