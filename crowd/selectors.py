@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import quote
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from corpus.models import AUTHOR_POSITION, LabelScheme, Market, Worker
 from corpus.selectors import excluded_in
@@ -241,3 +241,14 @@ def workers_by_pasted_ids(text: str) -> tuple[list[Worker], list[str]]:
 def worker_list_text(workers: Iterable[Worker]) -> str:
     """A list of workers as the text a researcher pastes: one id per line (market id, else username)."""
     return "\n".join(sorted(w.external_id or w.user.get_username() for w in workers))
+
+
+def counted_sessions_filter(prefix: str = "") -> Q:
+    """The sessions every figure counts, as a filter (`prefix` reaches them through a relation):
+    participants' sessions, never a researcher's preview (crowd.preview)."""
+    return ~Q(**{f"{prefix}is_preview": True})
+
+
+def counted_sessions(of_study: Study) -> QuerySet[StudySession]:
+    """The study's sessions that every figure counts (see `counted_sessions_filter`)."""
+    return StudySession.objects.filter(counted_sessions_filter(), study=of_study)

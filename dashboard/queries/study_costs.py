@@ -1,0 +1,138 @@
+"""A study's money on its page: what its tasks and bonuses cost, owed, approved and paid, with
+held codes' apart (`costs`), and what a participant earns per session and per hour."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db.models import Count, Q
+
+from crowd.holds import hold_waits
+from crowd.models import Study
+from crowd.selectors import counted_sessions
+from markets.models import IN_FLIGHT
+from quality import bonuses
+from quality.models import BonusEntry, BonusKind
+
+from .costs import Money, sum_of_amounts
+
+
+@dataclass
+class CauseCost:
+    """One cause's bonuses: owed (no payer holds them), approved (sent to the market by its API or
+    a downloaded file, not confirmed) and paid (confirmed: the ledger's paid rows)."""
+
+    cause: bonuses.BonusCause
+    earned: int = 0
+    paid: Money = field(default_factory=Money)
+    owed: Money = field(default_factory=Money)
+    approved: Money = field(default_factory=Money)
+
+
+@dataclass
+class StudyCosts:
+    """The study's money as the cost page counts it (dashboard.queries.costs.StudyCost): tasks and
+    bonuses of sessions whose code is held and not decided are apart (`held_*`), neither spent nor
+    owed until a researcher decides; a refused hold's are in no figure. A bonus the market
+    confirmed paid is spent whatever its session's hold (the money was sent)."""
+
+    tasks: int
+    task_money: Money
+    by_cause: list[CauseCost]
+    held_tasks: int = 0
+    held_task_money: Money = field(default_factory=Money)
+    bonuses_held: Money = field(default_factory=Money)
+    # `tasks` split by where their money stands (task_payment_states), and the tasks of sessions
+    # still running, which owe nothing until their code.
+    task_counts: dict[str, int] = field(default_factory=dict)
+    task_amounts: dict[str, Money] = field(default_factory=dict)
+
+    @property
+    def tasks_running(self) -> int:
+        return self.task_counts.get("running", 0)
+
+    @property
+    def tasks_complete(self) -> int:
+        """Tasks of completed sessions whose money may go: owed, approved or paid."""
+        return sum(self.task_counts.get(state, 0) for state in ("owed", "approved", "paid"))
+
+    @property
+    def bonuses_paid(self) -> Money:
+        return sum((row.paid for row in self.by_cause), Money())
+
+    @property
+    def bonuses_owed(self) -> Money:
+        return sum((row.owed for row in self.by_cause), Money())
+
+    @property
+    def bonuses_approved(self) -> Money:
+        return sum((row.approved for row in self.by_cause), Money())
+
+    @property
+    def owed(self) -> Money:
+        return self.task_amounts.get("owed", Money()) + self.bonuses_owed
+
+    @property
+    def approved(self) -> Money:
+        return self.task_amounts.get("approved", Money()) + self.bonuses_approved
+
+    @property
+    def spent(self) -> Money:
+        """Money the market confirmed sent: approved tasks it paid and bonuses it paid."""
+        return self.task_amounts.get("paid", Money()) + self.bonuses_paid
+
+
+def costs(of_study: Study, tasks: int, held_tasks: int = 0, task_counts: Mapping[str, int] | None = None) -> StudyCosts:
+    """Tasks at the study's payment (`tasks` whose money may go, `held_tasks` waiting for a
+    decision, `task_counts` by task_payment_states), and the ledger's bonuses by cause: earned,
+    owed (`quality.bonuses.payable`, the one rule of what money may go, and held by no payer),
+    approved (sent to the market, not confirmed), paid and held (one GROUP BY)."""
+    unpaid = Q(kind=BonusKind.EARNED, payment__isnull=True)
+    sent = Q(market_payment__state__in=IN_FLIGHT)
+    rows = (
+        BonusEntry.objects.filter(study=of_study, study_session__in=counted_sessions(of_study))
+        .annotate(cause=bonuses.cause_expression())
+        .values("cause", "currency")
+        .annotate(
+            earned=Count("pk", filter=Q(kind=BonusKind.EARNED)),
+            paid=sum_of_amounts(Q(kind=BonusKind.PAID)),
+            owed=sum_of_amounts(unpaid & bonuses.payable() & ~sent),
+            approved=sum_of_amounts(unpaid & sent),
+            held=sum_of_amounts(unpaid & hold_waits("study_session__")),
+        )
+        .order_by()
+    )
+    by_key: dict[str, CauseCost] = {}
+    held = Money()
+    for row in rows:
+        entry = by_key.setdefault(row["cause"], CauseCost(bonuses.CAUSE_BY_KEY[row["cause"]]))
+        entry.earned += row["earned"]
+        entry.paid += Money.of(row["paid"], row["currency"])
+        entry.owed += Money.of(row["owed"], row["currency"])
+        entry.approved += Money.of(row["approved"], row["currency"])
+        held += Money.of(row["held"], row["currency"])
+    ordered = [by_key[key] for key in bonuses.CAUSE_BY_KEY if key in by_key]
+    return StudyCosts(
+        tasks,
+        Money.of(tasks * of_study.payment_per_task, of_study.bonus_currency),
+        ordered,
+        held_tasks=held_tasks,
+        held_task_money=Money.of(held_tasks * of_study.payment_per_task, of_study.bonus_currency),
+        bonuses_held=held,
+        task_counts=dict(task_counts or {}),
+        task_amounts={
+            state: Money.of(count * of_study.payment_per_task, of_study.bonus_currency)
+            for state, count in (task_counts or {}).items()
+        },
+    )
+
+
+def payment_per_session(of_study: Study) -> Decimal:
+    """What a participant is paid for a completed session: the tasks before the code at the payment per task."""
+    return of_study.payment_per_task * of_study.tasks_per_batch
+
+
+def hourly(amount: Decimal, seconds: float | None) -> Decimal | None:
+    if not seconds:
+        return None
+    return (amount * Decimal(3600) / Decimal(str(seconds))).quantize(Decimal("0.01"))
