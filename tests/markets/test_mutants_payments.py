@@ -4,7 +4,9 @@ lists and claims, "mark paid" by hand (without a connection, on a set-aside bonu
 the API payer), the line a press shows, and what a refused "not paid" and the audit entry of an
 accepted one say; and the payers: MTurk's answer to a token sent again, who pressed (on the ledger
 and the call log), a bulk bonus given up or split, and a "not paid" Prolific's record contradicts
-or cannot back (against the market STAND-IN, tests/markets/standin.py)."""
+or cannot back; and the reconcile: which stalled bulk bonuses it gives up, what it counts waiting,
+whose record it reads and sends again, and whose calls it logs (against the market STAND-IN,
+tests/markets/standin.py)."""
 
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -477,3 +479,239 @@ def test_a_sent_bonus_whose_answer_was_lost_is_never_taken_again_by_a_claim_afte
 
     assert payments._claim_owed(connection) == [], "only the reconcile settles a send"
     assert BonusPayment.objects.get().state == PaymentState.UNKNOWN
+
+
+# --- the reconcile: what it settles, of whose, and what it leaves ------------------------------
+
+
+def _past_the_lease(monkeypatch):
+    later = timezone.now() + timedelta(seconds=settings.MARKET_PAYMENT_LEASE_SECONDS + 1)
+    monkeypatch.setattr(payments, "_now", lambda: later)
+    return later
+
+
+def test_a_reconcile_gives_up_only_its_own_studys_bulk_bonuses_stalled_past_their_lease_saying_why(
+    standin, django_user_model, monkeypatch
+):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    owed = owe_bonuses(study, arrive(study, standin, django_user_model, 2), per_session=1)
+    other = make_study(slug="other-study")
+    other_connection = connect_prolific(other, standin)
+    owe_bonuses(other, arrive(other, standin, django_user_model, 1, prefix="other-"), per_session=1)
+    now = timezone.now()
+    stalled, creating = (
+        BonusBatch.objects.create(connection=connection, csv_bonuses="", amounts_cents={}, lease_until=now + lease)
+        for lease in (timedelta(seconds=1), timedelta(hours=1))
+    )
+    foreign = BonusBatch.objects.create(
+        connection=other_connection, csv_bonuses="", amounts_cents={}, lease_until=now + timedelta(seconds=1)
+    )
+    for row, batch in ((owed[0], stalled), (owed[1], creating)):
+        BonusPayment.objects.create(
+            earned=row,
+            connection=connection,
+            payer=Payer.API,
+            batch=batch,
+            request_token=f"nli-bonus-{row.pk}",
+            lease_until=now + timedelta(hours=1),
+        )
+    monkeypatch.setattr(payments, "_now", lambda: now + timedelta(minutes=1))
+
+    payments.reconcile_payments(connection)
+
+    states = dict(BonusBatch.objects.values_list("pk", "state"))
+    assert states[stalled.pk] == BatchState.ABANDONED
+    assert states[creating.pk] == BatchState.NEW, "its payer is still creating it: the lease runs"
+    assert states[foreign.pk] == BatchState.NEW, "another study's stalled bulk bonus is its own reconcile's"
+    freed = BonusPayment.objects.get(earned=owed[0])
+    assert (freed.state, freed.last_error) == (
+        PaymentState.RELEASED,
+        "Its payer stopped before paying; the bulk bonus was never paid.",
+    )
+    assert BonusPayment.objects.get(earned=owed[1]).state == PaymentState.CLAIMED
+
+
+def test_a_reconcile_that_cannot_read_prolifics_record_counts_every_unsure_bonus_waiting_and_says_why(
+    standin, django_user_model
+):
+    study = make_study()
+    batch = _paying_batch(study, standin, django_user_model, "slow-before")
+    standin.fail("submissions.list", "400", times=3)
+
+    outcome = payments.reconcile_payments(batch.connection)
+
+    assert (outcome.paid, outcome.waiting) == (0, 2)
+    assert len(outcome.errors) == 1 and "400" in outcome.errors[0], outcome.errors
+
+
+def test_a_reconcile_counts_the_bonuses_of_every_bulk_bonus_prolific_does_not_show_yet(standin, django_user_model):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    first, second = arrive(study, standin, django_user_model, 2)
+    for session in (first, second):
+        owe_bonuses(study, [session], per_session=1)
+        standin.fail("bonus.pay", "slow-before")  # nothing paid, no answer in time
+        payments.pay_owed_bonuses(study)
+    assert BonusBatch.objects.filter(state=BatchState.PAYING).count() == 2
+
+    outcome = payments.reconcile_payments(connection)
+
+    assert (outcome.paid, outcome.waiting) == (0, 2)
+
+
+def test_a_participants_bonuses_are_summed_over_all_their_submissions_on_prolific(standin, django_user_model):
+    study = make_study()
+    batch = _paying_batch(study, standin, django_user_model, "slow-after")  # paid, its answer lost
+    for pid in batch.amounts_cents:  # each participant also returned an earlier place: no bonus there
+        standin.submissions[f"returned-{pid}"] = {"participant_id": pid, "status": "RETURNED", "bonus_payments": []}
+
+    outcome = payments.reconcile_payments(batch.connection)
+
+    assert outcome.paid == 2
+    assert BonusBatch.objects.get().state == BatchState.PAID
+
+
+def test_a_bulk_bonus_of_a_participant_prolific_no_longer_lists_waits_for_the_record(standin, django_user_model):
+    study = make_study()
+    connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 1)
+    owe_bonuses(study, sessions, per_session=1, amount="0.01")
+    standin.fail("bonus.pay", "slow-before")
+    assert payments.pay_owed_bonuses(study).waiting == 1
+    standin.submissions.clear()  # the record shows no submission of theirs: nothing of a cent is shown paid
+
+    outcome = payments.reconcile_payments(BonusBatch.objects.get().connection)
+
+    assert (outcome.paid, outcome.waiting) == (0, 1)
+    assert BonusBatch.objects.get().state == BatchState.PAYING
+
+
+def test_a_reconcile_reads_and_confirms_only_its_own_studys_bulk_bonuses(standin, django_user_model):
+    other = make_study(slug="other-study")
+    connect_prolific(other, standin)
+    owe_bonuses(other, arrive(other, standin, django_user_model, 1, prefix="other-"), per_session=1)
+    standin.fail("bonus.pay", "slow-after")  # paid on Prolific, its answer lost
+    assert payments.pay_owed_bonuses(other).waiting == 1
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    owe_bonuses(study, arrive(study, standin, django_user_model, 1), per_session=1)
+    standin.fail("bonus.pay", "slow-before")
+    payments.pay_owed_bonuses(study)
+    batch = BonusBatch.objects.get(connection=connection)
+
+    payments.reconcile_payments(connection)
+
+    foreign = BonusBatch.objects.get(connection__study=other)
+    assert (foreign.state, foreign.record_read_at) == (BatchState.PAYING, None), "the other study's reconcile reads it"
+    assert BonusBatch.objects.get(pk=batch.pk).record_read_at is not None
+
+
+def test_a_read_of_prolifics_record_never_moves_a_later_reads_time_back(standin, django_user_model):
+    study = make_study()
+    batch = _paying_batch(study, standin, django_user_model, "slow-before")
+    later_read = timezone.now() + timedelta(hours=1)  # another reconcile's read, asked for after this one's
+    BonusBatch.objects.filter(pk=batch.pk).update(record_read_at=later_read)
+
+    payments.reconcile_payments(batch.connection)
+
+    assert BonusBatch.objects.get(pk=batch.pk).record_read_at == later_read
+
+
+def test_a_reconcile_logs_its_calls_to_either_market_as_the_researchers(standin, django_user_model, researcher):
+    study = make_study()
+    batch = _paying_batch(study, standin, django_user_model, "slow-before")
+    mturk_study = make_study(slug="mturk-study")
+    mturk = connect_mturk(mturk_study, standin)
+    owe_bonuses(mturk_study, arrive(mturk_study, standin, django_user_model, 1, market=Market.MTURK), per_session=1)
+    standin.fail("SendBonus", "slow-after")
+    assert payments.pay_owed_bonuses(mturk_study).waiting == 1
+    MarketCall.objects.all().delete()
+
+    payments.reconcile_payments(batch.connection, by=researcher)
+    payments.reconcile_payments(mturk, by=researcher, now_please=True)
+
+    for connection in (batch.connection, mturk):
+        calls = MarketCall.objects.filter(connection=connection)
+        assert calls.exists() and set(calls.values_list("made_by", flat=True)) == {researcher.pk}
+    assert list(ledger_paid(mturk_study).values_list("recorded_by", flat=True)) == [researcher.pk]
+
+
+def test_a_reconcile_not_pressed_leaves_an_mturk_bonus_to_its_payer_until_the_lease_ends(
+    standin, django_user_model, monkeypatch
+):
+    study = make_study()
+    connection = connect_mturk(study, standin)
+    owe_bonuses(study, arrive(study, standin, django_user_model, 1, market=Market.MTURK), per_session=1)
+    standin.fail("SendBonus", "slow-before")  # nothing reached MTurk; its payer may still send it
+    assert payments.pay_owed_bonuses(study).waiting == 1
+
+    assert payments.reconcile_payments(connection).paid == 0
+    assert standin.bonuses_sent == [] and BonusPayment.objects.get().attempts == 1
+
+    _past_the_lease(monkeypatch)
+    assert payments.reconcile_payments(connection).paid == 1
+    assert len(standin.bonuses_sent) == 1
+
+
+def test_an_mturk_reconcile_sends_again_only_its_own_studys_sends_without_an_answer(
+    standin, django_user_model, monkeypatch
+):
+    study = make_study()
+    connection = connect_mturk(study, standin)
+    sessions = arrive(study, standin, django_user_model, 2, market=Market.MTURK)
+    standin.assignments[sessions[1].external_session_id]["WorkerId"] = "someone-else"  # MTurk refuses it
+    owe_bonuses(study, sessions, per_session=1)
+    assert payments.pay_owed_bonuses(study).set_aside == 1
+    other = make_study(slug="other-study")
+    connect_mturk(other, standin)
+    owe_bonuses(other, arrive(other, standin, django_user_model, 1, market=Market.MTURK, prefix="o-"), per_session=1)
+    standin.fail("SendBonus", "slow-before")
+    assert payments.pay_owed_bonuses(other).waiting == 1
+    sent = len(standin.bonuses_sent)
+    _past_the_lease(monkeypatch)
+
+    outcome = payments.reconcile_payments(connection, now_please=True)
+
+    assert (outcome.paid, outcome.set_aside) == (0, 0), "the set-aside bonus is not sent again"
+    assert len(standin.bonuses_sent) == sent
+    assert BonusPayment.objects.get(earned__study=other).attempts == 1, "the other study's reconcile sends it"
+
+
+def test_an_mturk_reconcile_skips_a_bonus_another_reconcile_took_and_settles_the_rest(
+    standin, django_user_model, monkeypatch
+):
+    study = make_study()
+    connection = connect_mturk(study, standin)
+    owed = owe_bonuses(study, arrive(study, standin, django_user_model, 3, market=Market.MTURK), per_session=1)
+    standin.fail("SendBonus", "slow-after", times=3)  # MTurk pays all three, their answers lost
+    assert payments.pay_owed_bonuses(study).waiting == 3
+    later = _past_the_lease(monkeypatch)
+    settle = payments._reconcile_mturk_payment
+    taken = BonusPayment.objects.get(earned=owed[1])
+
+    def another_reconcile_takes_the_second(connection, client, payment, by, *, resend):
+        BonusPayment.objects.filter(pk=taken.pk).update(lease_until=later + timedelta(hours=1))
+        return settle(connection, client, payment, by, resend=resend)
+
+    monkeypatch.setattr(payments, "_reconcile_mturk_payment", another_reconcile_takes_the_second)
+    outcome = payments.reconcile_payments(connection)
+
+    assert outcome.paid == 2
+    assert list(BonusPayment.objects.values_list("pk", flat=True)) == [taken.pk], "left to the one that took it"
+    assert len(standin.bonuses_sent) == 3
+
+
+def test_a_reconcile_leaves_a_given_up_bulk_bonus_alone_and_asks_prolific_nothing(standin, django_user_model):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    owe_bonuses(study, arrive(study, standin, django_user_model, 1), per_session=1)
+    standin.fail("bonus.create", "slow-after")  # created on Prolific, its answer lost: given up, its row freed
+    payments.pay_owed_bonuses(study)
+    assert BonusBatch.objects.get().state == BatchState.ABANDONED
+    calls = MarketCall.objects.count()
+
+    outcome = payments.reconcile_payments(connection)
+
+    assert (outcome.paid, outcome.waiting, outcome.errors) == (0, 0, [])
+    assert MarketCall.objects.count() == calls, "nothing to ask Prolific about"
