@@ -36,7 +36,7 @@ def test_the_funnel_is_kept_while_the_money_follows_at_once(settings):
     study = build_study()
     first = queries.overview(study)["funnel"]
     session(study, "late", minutes_ago=1)
-    completed = StudySession.objects.filter(study=study, completed_at__isnull=False).order_by("pk").first()
+    completed = StudySession.objects.filter(study=study, completed_at__isnull=False).earliest("pk")
     StudySession.objects.filter(pk=completed.pk).update(tasks_done=F("tasks_done") + 1)
 
     kept = queries.overview(study)
@@ -73,8 +73,9 @@ def test_the_bonus_page_keeps_the_catch_figures_and_reads_the_money_now(client, 
         return context["study"], {row["id"]: row for row in context["totals"]}
 
     study, before = shown()
-    entry = BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED).first()
+    entry = BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED).earliest("pk")
     worker = entry.worker_id
+    assert entry.pair is not None  # an earned bonus is paid for a pair
     CatchTrialAnswer.objects.create(
         worker_id=worker,
         pair=entry.pair,
