@@ -22,16 +22,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.urls import reverse
 from django.utils import timezone
 
 from authorship.models import WritingEvidence
+from base.permissions import ensure_researcher_group
 from collection.models import WritingClaim
-from corpus.models import Adjudication, Label, Pair, Split, ValidationLabel
+from corpus.models import Adjudication, Dataset, Label, Pair, Split, ValidationLabel
 from crowd.models import Study, StudySession, TaskKind
 from modeling.models import Snapshot
+from teams.models import Role, default_team
+from teams.services import join
 from tests import factories
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.conftest import celery_subprocess_env, needs_broker
+from tests.dashboard import cost_factories
+from tests.dashboard import factories as dashboard_factories
+from tests.dashboard.test_narrow_screen import PAGES
 from tests.validation.validation_factories import make_dataset, make_pair
 
 from .conftest import Gunicorn, gunicorn_server, production_environment
@@ -278,3 +286,33 @@ def test_a_researcher_adjudicates_by_key_and_makes_a_snapshot_from_the_dashboard
         "adjudication by key, snapshot form",
         {"css/site.css", "css/dashboard.css", "js/adjudication.js", "js/dashboard.js"},
     )
+
+
+def test_every_dashboard_page_answers_cleanly_for_a_superuser_and_a_team_owner(browser_page, make_researcher):
+    """Each page a researcher opens from the dashboard's menu, with rows in its tables, as deployed:
+    no response of 400 or more, no console error and its styles under their hashed names; once for a
+    superuser and once for a team's owner (whose readers are scoped to the team)."""
+    page = browser_page
+    dashboard_factories.worker_corpus()
+    dashboard_factories.corpus()
+    dataset, _writing, validation, _pairs = cost_factories.build("every-page", prefix="every-")
+    team = default_team()
+    Dataset.objects.filter(pk=dataset.pk).update(team=team)
+    Study.objects.filter(pk=validation.pk).update(team=team)
+    make_researcher(username="ada", password="research-pass-1")
+    owner = User.objects.create_user("olu", password="research-pass-1", is_staff=True)
+    owner.groups.add(ensure_researcher_group())
+    join(owner, team, Role.OWNER)
+
+    paths = [reverse(f"dashboard:{name}") for name in PAGES]
+    paths += [reverse("dashboard:study", args=[validation.slug]), reverse("dashboard:teams")]
+    for username in ("ada", "olu"):
+        page.context.clear_cookies()
+        log_in(page, username, "research-pass-1", "/dashboard/")
+        page.wait_for_url(re.compile(r".*/dashboard/$"))
+        for path in paths:
+            for recorded in (page.recorder.responses, page.recorder.console, page.recorder.failed):
+                recorded.clear()
+            response = page.goto(f"{page.site}{path}")
+            assert response is not None and response.status == 200, f"{username} {path}: {response and response.status}"
+            page.recorder.assert_clean(f"{username} {path}", {"css/site.css", "css/dashboard.css"})
