@@ -196,6 +196,11 @@ if not env_bool("DATABASE_JIT"):
     DATABASES["default"]["OPTIONS"]["options"] = "-c jit=off"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# A researcher's account is read with their permissions and team roles in one statement
+# (teams.backends); participants are signed in with ModelBackend itself (crowd.views), which stays
+# listed for their sessions.
+AUTHENTICATION_BACKENDS = ["teams.backends.MemberBackend", "django.contrib.auth.backends.ModelBackend"]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]

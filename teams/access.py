@@ -11,11 +11,12 @@ A row of the user's own team that the role may not act on answers 403 (the page 
 Superusers reach every team with every action, as in Django.
 """
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, TypeVar
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
+from django.db.models.signals import post_delete, post_save
 from django.http import Http404
 
 from .models import Membership, Role, Team, default_team_id
@@ -46,14 +47,51 @@ def _everything(user: Any) -> bool:
     return bool(user and user.is_authenticated and user.is_active and user.is_superuser)
 
 
+# Where a signed-in request's user carries their role in each team, read with their account
+# (`teams.backends.MemberBackend`): every check of the request reads it instead of the memberships,
+# until a membership is saved or deleted in this process (a page that changes the user's own role
+# and then checks it, such as an owner leaving their team, reads the change).
+_REMEMBERED_ROLES = "_team_roles_of_request"
+_membership_changes = 0
+
+
+def _membership_changed(**_: Any) -> None:
+    global _membership_changes
+    _membership_changes += 1
+
+
+post_save.connect(_membership_changed, sender=Membership, dispatch_uid="teams.access.membership_saved")
+post_delete.connect(_membership_changed, sender=Membership, dispatch_uid="teams.access.membership_deleted")
+
+
+def remember_roles(user: Any, roles: Mapping[int, str]) -> None:
+    """Keep `roles` (team id: role) on `user`, read by every later check made with this object
+    while no membership changes."""
+    setattr(user, _REMEMBERED_ROLES, (_membership_changes, dict(roles)))
+
+
+def _remembered_roles(user: Any) -> Mapping[int, str] | None:
+    remembered: tuple[int, dict[int, str]] | None = getattr(user, _REMEMBERED_ROLES, None)
+    if remembered is None or remembered[0] != _membership_changes:
+        return None
+    return remembered[1]
+
+
+def roles_of(user: Any) -> Mapping[int, str]:
+    """The user's role in each of their teams: as remembered on the object, else read (one statement)."""
+    remembered = _remembered_roles(user)
+    if remembered is not None:
+        return remembered
+    return dict(Membership.objects.filter(user=user).values_list("team_id", "role"))
+
+
 def team_ids(user: Any, action: str = VIEW) -> set[int] | None:
     """The ids of the teams where `user` may do `action`; None means every team (a superuser)."""
     if _everything(user):
         return None
     if not (user and user.is_authenticated and user.is_active):
         return set()
-    roles = Membership.objects.filter(user=user).values_list("team_id", "role")
-    return {team for team, role in roles if may_role(role, action)}
+    return {team for team, role in roles_of(user).items() if may_role(role, action)}
 
 
 def teams_acted_on(user: Any, action: str) -> list[int]:
@@ -80,6 +118,9 @@ def role_in(user: Any, team_id: int | None) -> str | None:
         return Role.OWNER
     if team_id is None or not (user and user.is_authenticated):
         return None
+    remembered = _remembered_roles(user)
+    if remembered is not None:
+        return remembered.get(team_id)
     return Membership.objects.filter(user=user, team_id=team_id).values_list("role", flat=True).first()
 
 
@@ -133,7 +174,7 @@ def home_team_id(user: Any, action: str = RESEARCH) -> int | None:
 
 
 def team_ids_of_member(user: Any) -> set[int]:
-    return set(Membership.objects.filter(user=user).values_list("team_id", flat=True))
+    return set(roles_of(user))
 
 
 def require(user: Any, team_id: int | None, action: str, missing: str = "Not found.") -> None:

@@ -10,6 +10,7 @@ are the `mpe` queue.
 """
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +74,7 @@ RETIRE, WITHDRAW = AdjudicationAction.RETIRE.value, AdjudicationAction.WITHDRAW.
 DECISIONS = (*LABELS, RETIRE, WITHDRAW)
 
 
-def _latest_runs(scope: Scope) -> list[int]:
+def latest_runs(scope: Scope) -> list[int]:
     """The latest finished aggregation run of each dataset in scope."""
     runs = AggregationRun.objects.filter(status=JobStatus.DONE)
     runs = scope.filter(runs)
@@ -140,7 +141,7 @@ def _pair_set(slug: str, scope: Scope, flagged: list[int] | None, latest: list[i
     """The pair ids of a queue that is a set of pairs kept elsewhere (not of VOTE_QUEUES), as a
     one-column queryset: any dataset's; the caller keeps its scope's."""
     if slug in ("aggregation_ne_majority", "correlated"):
-        runs = _latest_runs(scope) if latest is None else latest
+        runs = latest_runs(scope) if latest is None else latest
         if slug == "correlated":
             return GroupDecidedPair.objects.filter(run_id__in=runs).values("pair_id")
         differs = AggregatedLabel.objects.filter(run_id__in=runs, method=AGGREGATION_METHOD, differs=True)
@@ -173,14 +174,16 @@ def queue(
     *,
     include_decided: bool = False,
     flagged: list[int] | None = None,
+    latest: list[int] | None = None,
 ) -> QuerySet[Pair]:
     """The pairs of a queue, oldest first, each with `aggregated_label` (the latest run's Dawid–Skene
     label, '' without one), `correlated_reason` (why the latest run's correlated-error check sent it
     here, if it did) and `last_decision` (the latest researcher decision's action, if any).
-    `flagged`: the flagged workers, when the caller has read them (`flagged_workers`)."""
+    `flagged`: the flagged workers, when the caller has read them (`flagged_workers`); `latest`:
+    the latest runs, when the caller has read them (`latest_runs`)."""
     if slug not in FILTER_BY_SLUG:
         raise ValueError(f"unknown queue {slug!r}; choose one of {', '.join(FILTER_BY_SLUG)}")
-    latest = _latest_runs(scope)
+    latest = latest_runs(scope) if latest is None else latest
     pairs = _waiting(pairs_in(scope).filter(_condition(slug, scope, flagged, latest)), include_decided)
     decided = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER)
     aggregated = AggregatedLabel.objects.filter(
@@ -206,6 +209,8 @@ def queue_counts(
     *,
     flagged: list[int] | None = None,
     flagged_pairs: int | None = None,
+    latest: list[int] | None = None,
+    holds_every_dataset: bool | None = None,
 ) -> dict[str, int]:
     """Pairs waiting in each queue (decided ones left out), whatever the corpus's size (a
     conditional count over every pair would read the whole corpus): the queues of the counters
@@ -213,11 +218,15 @@ def queue_counts(
     queue from the set of pairs it is (one statement each, over that set's pairs only: as conditional
     counts of one statement, each row was compared with every id of every set).
     `flagged_pairs`: the pairs the flagged workers had labelled when they were flagged (kept with
-    the flags: `quality.flag_rows`), given by a caller that read them with `flagged`."""
-    latest = _latest_runs(scope)
+    the flags: `quality.flag_rows`), given by a caller that read them with `flagged`. `latest` and
+    `holds_every_dataset` (whether the scope's datasets are every dataset there is), when the caller
+    knows them (a page that has read the datasets and the runs), else read here."""
+    latest = latest_runs(scope) if latest is None else latest
     flagged = flagged_workers(scope) if flagged is None else flagged
     counts = _vote_queue_counts(scope)
-    if scope.split is None and _holds_every_dataset(scope):
+    if holds_every_dataset is None:
+        holds_every_dataset = _holds_every_dataset(scope)
+    if scope.split is None and holds_every_dataset:
         counts["flagged"] = _flagged_everywhere(flagged, flagged_pairs)
     for queue_filter in FILTERS:
         if queue_filter.slug not in counts:
@@ -297,10 +306,13 @@ def _vote_queue_counts(scope: Scope) -> dict[str, int]:
 MPE_FILTER = "mpe"
 
 
-def filters_for(scope: Scope = EVERYTHING) -> tuple[QueueFilter, ...]:
+def filters_for(scope: Scope = EVERYTHING, *, datasets: Iterable[Dataset] | None = None) -> tuple[QueueFilter, ...]:
     """The queues that apply: the MPE queue only on a multi-premise dataset, or
-    over every dataset when one of them is multi-premise."""
-    if scope.one is not None:
+    over every dataset when one of them is multi-premise. `datasets`: the scope's datasets, when
+    the caller has read them."""
+    if datasets is not None:
+        has_mpe = any(dataset.item_kind == ItemKind.MULTI_PREMISE for dataset in datasets)
+    elif scope.one is not None:
         has_mpe = scope.one.item_kind == ItemKind.MULTI_PREMISE
     else:
         has_mpe = scope.datasets().filter(item_kind=ItemKind.MULTI_PREMISE).exists()

@@ -38,12 +38,14 @@ from django.utils import timezone
 from base.subquery import EqualsAny, sql_of
 from collection.models import WritingClaim
 from collection.selectors import pool_premises
+from consent.selectors import ConsentOverview, consent_counts, current_sheet, study_withdrawals
 from corpus.models import LABELS_PER_PAIR, Pair, PairTally
 from crowd import claiming
 from crowd.holds import ever_held, hold_texts, hold_waits, money_may_go
 from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskClaim, TaskKind
 from crowd.selectors import counted_sessions, counted_sessions_filter, pool_limits
 from crowd.stranding import stranded_filter
+from markets.identity import ArrivalChecks, arrival_checks, connection_of
 from markets.models import ReviewDecision, ReviewState
 from quality.models import QualificationAttempt
 from teams.access import scoped
@@ -376,36 +378,46 @@ def what_is_left(of_study: Study) -> dict[str, Any]:
 
 
 def crowd_figures(of_study: Study) -> dict[str, Any]:
-    """Where the study's sessions got to (`session_funnel`) and its time per task and per session:
-    read over every session and the latest sessions' claims, so sized by the study's crowd, and
-    moving slowly. Figures of the figure cache: computed at most once per few seconds per study,
-    and on a large corpus shown as last computed while a task recomputes them
+    """Where the study's sessions got to (`session_funnel`), its time per task and per session, its
+    live claims, its arrivals by market check (with the latest refused) and its consent answers and
+    withdrawals: read over the study's sessions and claims, so sized by its crowd, and neither
+    money nor a pre-launch check. Figures of the figure cache: computed at most once per few
+    seconds per study, and on a large corpus shown as last computed while a task recomputes them
     (`dashboard.figure_cache.cached_for_study`)."""
     return cached_for_study("study-crowd", of_study.pk, lambda: _crowd_figures(of_study))
 
 
 @refreshable_for_study("study-crowd")
 def _crowd_figures_of(study_id: int) -> dict[str, Any] | None:
-    found = Study.objects.filter(pk=study_id).first()
+    found = Study.objects.select_related("dataset", "market_connection").filter(pk=study_id).first()
     return _crowd_figures(found) if found is not None else None
 
 
 def _crowd_figures(of_study: Study) -> dict[str, Any]:
+    arrivals = arrival_checks(of_study)
     return {
         "sessions": session_funnel(of_study),
         "task_times": task_times(of_study),
         "session_times": session_times(of_study),
+        "live": live_claims(of_study),
+        "arrival_counts": arrivals.counts,
+        "refused_arrivals": arrivals.refused,
+        "consent_counts": consent_counts(of_study),
+        "withdrawals": list(study_withdrawals(of_study)),
     }
 
 
 def overview(of_study: Study) -> dict[str, Any]:
-    """Everything the study page shows of its sessions, pool and money; the pre-launch check takes
-    its `left` (`launch_check(wanted=)`). The crowd's figures (the funnel's sessions, the times
-    and the hourly pay from them) are the figure cache's (`crowd_figures`); what must be exact at
-    once is read on every request, four statements whatever the study's size: the tasks by where
-    their money stands and the bonuses owed, approved and paid (so a payment or a hold's decision
-    shows at once), the live claims and what the pool still wants."""
+    """Everything the study page shows of its sessions, pool, money, consent and arrivals; the
+    pre-launch check takes its `left` (`launch_check(wanted=)`) and the consent's sheet. The crowd's
+    figures (the funnel's sessions, the times and the hourly pay from them, the live claims, the
+    arrivals' checks, the consent answers and withdrawals) are the figure cache's
+    (`crowd_figures`); what must be exact at once is read on every request, whatever the study's
+    size: the tasks by where their money stands and the bonuses owed, approved and paid (so a
+    payment or a hold's decision shows at once), what the pool still wants and the information
+    sheet (both read by the pre-launch check)."""
     crowd = crowd_figures(of_study)
+    connection = connection_of(of_study)
     counts = {**crowd["sessions"], **task_money(of_study)}
     per_task, per_session = crowd["task_times"], crowd["session_times"]
     payment = payment_per_session(of_study)
@@ -417,8 +429,12 @@ def overview(of_study: Study) -> dict[str, Any]:
         "payment_per_session": payment,
         "hourly_pay": hourly(payment, per_session.median),
         "task_hourly_pay": task_hourly,
-        "live": live_claims(of_study),
+        "live": crowd["live"],
         "left": what_is_left(of_study),
+        "consent": ConsentOverview(current_sheet(of_study), crowd["consent_counts"], crowd["withdrawals"]),
+        "arrival_checks": ArrivalChecks(
+            connection.get_market_display() if connection else "", crowd["arrival_counts"], crowd["refused_arrivals"]
+        ),
         # Without a connection the server never hears that anything was paid: the page says so
         # (read with the funnel: a study without sessions has no money to speak of).
         "has_market_connection": counts.pop("market_connected") > 0,

@@ -24,14 +24,15 @@ LAST_DECISION = "adjudication_last_decision"
 @researcher_required
 def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
-    filters = adjudication.filters_for(scope.within)
+    filters = adjudication.filters_for(scope.within, datasets=scope.within_datasets)
     slug = request.GET.get("queue", adjudication.DEFAULT_FILTER)
     if slug not in {f.slug for f in filters}:
         slug = adjudication.DEFAULT_FILTER
     include_decided = request.GET.get("decided") == "1"
     # The teams' labels only; read once (and kept a few seconds), for the queue and every count.
     flagged, flags_as_of, flagged_pairs = flagged_workers_as_of(scope.teams_within)
-    pairs = adjudication.queue(scope.within, slug, include_decided=include_decided, flagged=flagged)
+    latest = adjudication.latest_runs(scope.within)
+    pairs = adjudication.queue(scope.within, slug, include_decided=include_decided, flagged=flagged, latest=latest)
     decisions = adjudication.recent_decisions(scope.within)
     page = int(request.GET["page"]) if request.GET.get("page", "").isdigit() and int(request.GET["page"]) > 0 else 1
     first = (page - 1) * QUEUE_SHOWN
@@ -43,7 +44,13 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
         scope,
         filters=filters,
         current=adjudication.FILTER_BY_SLUG[slug],
-        counts=adjudication.queue_counts(scope.within, flagged=flagged, flagged_pairs=flagged_pairs),
+        counts=adjudication.queue_counts(
+            scope.within,
+            flagged=flagged,
+            flagged_pairs=flagged_pairs,
+            latest=latest,
+            holds_every_dataset=scope.holds_every_dataset,
+        ),
         pairs=shown[:QUEUE_SHOWN],
         page=page,
         first_shown=first + 1,

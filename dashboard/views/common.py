@@ -81,9 +81,14 @@ class Scope:
         params = request.GET if params is None else params
         # The user's teams' datasets only (teams.access): another team's slug is as unknown as a typo.
         self.teams = access.figure_teams(request.user)
-        self.datasets = access.in_teams(datasets(), self.teams)
+        every_dataset = datasets()
+        self.datasets = access.in_teams(every_dataset, self.teams)
         slug = params.get("dataset", "")
         self.dataset = next((d for d in self.datasets if d.slug == slug), None)
+        # The datasets the page's figures add up (`within`), and whether they are every dataset
+        # there is (then no figure needs to look up which dataset a row is of).
+        self.within_datasets = [self.dataset] if self.dataset else self.datasets
+        self.holds_every_dataset = len(self.within_datasets) == len(every_dataset)
         split = params.get("split", "")
         self.with_split = with_split
         self.splits = [choice.value for choice in Split]

@@ -13,12 +13,10 @@ from django.views.decorators.http import require_http_methods
 
 from base import spreadsheet_safe
 from base.permissions import CHANGE_STUDY
-from consent import selectors as consent_selectors
 from crowd.models import Study, TaskKind
 from dashboard.forms import StudySetupForm, save_study
 from dashboard.queries import study as queries
 from dashboard.queries.prelaunch import launch_check
-from markets.identity import arrival_checks
 from teams import access
 from validation.selectors import study_catch_shortfall
 
@@ -64,17 +62,14 @@ def study_setup(request: HttpRequest, slug: str | None = None) -> HttpResponseBa
 def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = study_or_404(request, slug)
     shortfall = study_catch_shortfall(study)
-    consent = consent_selectors.study_overview(study)
     figures = queries.overview(study)
     return render_page(
         request,
         "dashboard/study.html",
         "studies",
         study=study,
-        arrival_checks=arrival_checks(study),
         catch_shortfall=shortfall,
-        launch_check=launch_check(study, shortfall, sheet=consent.sheet, wanted=figures["left"]),
-        consent=consent,
+        launch_check=launch_check(study, shortfall, sheet=figures["consent"].sheet, wanted=figures["left"]),
         **figures,
     )
 
