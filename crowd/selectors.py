@@ -141,31 +141,46 @@ def worker_marks(
     return marks
 
 
+# A completed session's columns `completion_rows` reads: its worker and how the worker is named, its
+# market ids (study, session), then its tasks, times and code.
+COMPLETION_ROW_COLUMNS = (
+    "worker_id",
+    "worker__market",
+    "worker__external_id",
+    "worker__user__username",
+    "external_study_id",
+    "external_session_id",
+    "tasks_done",
+    "started_at",
+    "completed_at",
+    "completion_code",
+)
+
+
 def completion_rows(studies: Iterable[Study], *, flagged: MarkSource | None = None) -> Iterator[list[Any]]:
     """One row per completed session of these studies, in COMPLETION_CSV_COLUMNS order; the
     worker_marks column says "excluded" or names the quality flags (`worker_marks`), so a session is
     never approved unseen."""
     for study in studies:
+        # Plain rows of the columns written: a study's list has hundreds of sessions, and each read
+        # as a session with its worker and user cost most of the export.
         sessions = list(
             StudySession.objects.filter(study=study, completed_at__isnull=False)
-            .select_related("worker__user")
             .order_by("completed_at", "pk")
+            .values_list(*COMPLETION_ROW_COLUMNS)
         )
-        marks = worker_marks(
-            (session.worker_id for session in sessions), team_id=study.dataset.team_id, flagged=flagged
-        )
-        for session in sessions:
+        marks = worker_marks((session[0] for session in sessions), team_id=study.dataset.team_id, flagged=flagged)
+        for worker_id, market, external_id, username, *ids, tasks_done, started_at, completed_at, code in sessions:
             yield [
                 study.slug,
-                session.worker.market,
-                session.worker.external_id or session.worker.user.get_username(),
-                session.external_study_id,
-                session.external_session_id,
-                session.tasks_done,
-                session.started_at.isoformat(),
-                session.completed_at.isoformat() if session.completed_at else "",
-                "; ".join(marks.get(session.worker_id, [])),
-                session.completion_code,
+                market,
+                Worker.named(external_id, username),
+                *ids,
+                tasks_done,
+                started_at.isoformat(),
+                completed_at.isoformat() if completed_at else "",
+                "; ".join(marks.get(worker_id, [])),
+                code,
             ]
 
 

@@ -31,7 +31,7 @@ from corpus.scope import EVERYTHING, Scope
 
 from . import flags as flag_rules
 from .models import WorkerFlagRow, WorkerFlagScope
-from .selectors import WorkerQuality, flag_words, worker_quality
+from .selectors import WorkerQuality, flag_kind_words, worker_quality
 
 REFRESH_TASK = "quality.refresh_worker_flags"
 EAGER_REFRESH_KEY = "quality:worker-flags:refreshed-eagerly"
@@ -168,7 +168,11 @@ def flag_marks_of(worker_ids: Iterable[int], scope: Scope = EVERYTHING) -> dict[
     if not ids:
         return {}
     rows = WorkerFlagRow.objects.filter(scope__key=scope.datasets_key, worker_id__in=ids).exclude(flags=[])
-    return {row.worker_id: flag_words(quality) for row, quality in _with_quality(rows.select_related("worker"))}
+    # The stored flags' kinds only: a list of hundreds of sessions reads no figures and no worker.
+    return {
+        worker_id: flag_kind_words(flag["kind"] for flag in flags)
+        for worker_id, flags in rows.values_list("worker_id", "flags")
+    }
 
 
 def approval_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
@@ -190,11 +194,6 @@ def _corpus_is_large() -> bool:
     # As the dashboard judges it (figure_cache.corpus_is_large): the highest pair id, an index lookup.
     highest = Pair.objects.order_by("-id").values_list("id", flat=True).first() or 0
     return bool(highest >= getattr(settings, "DASHBOARD_LARGE_PAIRS", 200_000))
-
-
-def _with_quality(rows: QuerySet[WorkerFlagRow]) -> list[tuple[WorkerFlagRow, WorkerQuality]]:
-    listed = list(rows)
-    return list(zip(listed, as_quality(listed), strict=True))
 
 
 def labels_moved(sender: Any = None, **kwargs: Any) -> None:

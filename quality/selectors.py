@@ -563,4 +563,9 @@ def flag_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
 
 def flag_words(row: WorkerQuality) -> list[str]:
     """A flagged worker's marks on the approval and bonus lists: "flagged: <flag>" per flag."""
-    return [f"flagged: {flag.kind.replace('_', ' ')}" for flag in row.flags]
+    return flag_kind_words(flag.kind for flag in row.flags)
+
+
+def flag_kind_words(kinds: Iterable[str]) -> list[str]:
+    """`flag_words` of the flags of these kinds."""
+    return [f"flagged: {kind.replace('_', ' ')}" for kind in kinds]

@@ -17,11 +17,12 @@ from quality.bonuses import CatchStanding, catch_standings
 from quality.catch_trials import catch_pools
 from quality.models import ReferenceLabel, WorkerFlagScope
 from quality.selectors import WorkerQuality
-from teams.access import scoped
+from teams.access import team_ids
 from validation.models import ValidationClaim
 
 from ..figure_cache import (
     cache_seconds,
+    cached,
     cached_for_study,
     corpus_is_large,
     figures_changed_at,
@@ -160,19 +161,35 @@ def bonus_flags_as_of() -> datetime:
 
 def catch_pools_of_active_studies(user: Any, action: str) -> list[dict[str, Any]]:
     """Each active study of the teams where the user may do `action` (teams.access): its
-    catch-trial pool, pairs and servings left (a dry pool serves none)."""
-    studies = scoped(Study.objects.filter(is_active=True), user, action).select_related("dataset")
-    return catch_pools(studies, ValidationClaim.objects.all())
+    catch-trial pool, pairs and servings left (a dry pool serves none). No money: a figure of the
+    figure cache per set of teams, computed at most once per few seconds, and on a large corpus
+    shown as last computed while a task recomputes it."""
+    scope = Scope.of_teams(team_ids(user, action))
+    return cached("bonus-catch-pools", scope, lambda: _catch_pools_of(scope))
+
+
+@refreshable("bonus-catch-pools")
+def _catch_pools_of(scope: Scope) -> list[dict[str, Any]]:
+    studies = Study.objects.filter(is_active=True)
+    if scope.teams is not None:  # as `teams.access.scoped` narrows them: by the study's team
+        studies = studies.filter(team__in=scope.teams)
+    return catch_pools(studies.select_related("dataset"), ValidationClaim.objects.all())
 
 
 def bonus_recipients(study: Study) -> list[dict[str, Any]]:
     """The study's sessions a discretionary bonus may go to, as the bonus form lists them: each
-    named by its participant and market session (the ids the pages show), never a preview. Plain
-    rows of the columns the form shows (`worker`: the participant as the pages name them): the
-    form lists every participant of a study, and whole sessions with their workers and users
-    cost most of the bonus page."""
+    named by its participant and market session (the ids the pages show), never a preview. No
+    money, and the form lists every participant of the study: a figure of the figure cache per
+    study (`cached_for_study`); a session started since is given its bonus by its typed id."""
+    return cached_for_study("bonus-recipients", study.pk, lambda: _recipients_of(study.pk))
+
+
+@refreshable_for_study("bonus-recipients")
+def _recipients_of(study_id: int) -> list[dict[str, Any]]:
+    """Plain rows of the columns the form shows (`worker`: the participant as the pages name them):
+    whole sessions with their workers and users cost most of the bonus page."""
     rows = (
-        StudySession.objects.filter(study=study, is_preview=False)
+        StudySession.objects.filter(study_id=study_id, is_preview=False)
         .order_by("worker__external_id", "worker__user__username", "started_at")
         .values_list(
             "pk", "worker__external_id", "worker__user__username", "external_session_id", "tasks_done", "completed_at"
