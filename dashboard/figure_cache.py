@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
+from base.release import source_release
 from base.task_queue import enqueue
 from corpus.models import Pair
 from corpus.scope import Scope
@@ -72,12 +73,13 @@ def refreshable_for_study(name: str) -> Callable[[G], G]:
     return register
 
 
+# The keys carry the release (`base.release`): a figure another release kept may have another shape.
 def cache_key(name: str, scope: Scope) -> str:
-    return f"dashboard:{name}:{scope.key}"
+    return f"dashboard:{source_release()}:{name}:{scope.key}"
 
 
 def study_cache_key(name: str, study_id: int) -> str:
-    return f"dashboard:{name}:study-{study_id}"
+    return f"dashboard:{source_release()}:{name}:study-{study_id}"
 
 
 def corpus_is_large() -> bool:

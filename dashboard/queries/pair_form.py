@@ -19,6 +19,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
+from base.release import source_release
 from base.subquery import sql_of
 from corpus.models import Genre
 from crowd.models import Study, TaskKind
@@ -151,7 +152,7 @@ def pair_form(user: Any) -> PairForm:
     of any of them may be undone there), from the cache or one statement."""
     teams = access.team_ids(user, access.RESEARCH)
     scope = "all" if teams is None else ",".join(str(team) for team in sorted(teams)) or "none"
-    key = f"dashboard:pair-form:{_generation()}:{scope}"
+    key = f"dashboard:pair-form:{source_release()}:{_generation()}:{scope}"
     form: PairForm | None = cache.get(key)
     if form is None:
         form = _read(teams)

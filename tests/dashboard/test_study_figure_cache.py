@@ -3,6 +3,7 @@ per task and per session) in the figure cache, per study, and reads its money on
 on a large corpus a stale figure is shown at once while the task recomputes it. The bonus page
 keeps its workers' catch figures the same way, and reads their money on every request."""
 
+import time
 import uuid
 from decimal import Decimal
 
@@ -11,6 +12,7 @@ from django.core.cache import cache
 from django.db.models import F
 from django.urls import reverse
 
+from base.release import source_digest, source_release
 from crowd.models import StudySession
 from dashboard.figure_cache import refresh_study_figure_now, study_cache_key
 from dashboard.queries import study as queries
@@ -101,3 +103,32 @@ def test_the_bonus_page_keeps_the_catch_figures_and_reads_the_money_now(client, 
     assert after[worker]["catch_seen"] == before[worker]["catch_seen"]  # the kept catch figures
     cache.clear()
     assert shown()[1][worker]["catch_seen"] == before[worker]["catch_seen"] + 1
+
+
+def test_a_figure_another_release_kept_in_another_shape_is_not_read(client, researcher, settings):
+    # Hosts of two releases share one cache during a deploy: the older release kept this study's
+    # crowd figures under its own key, in a shape without the keys the running code reads.
+    settings.DASHBOARD_CACHE_SECONDS = 3600
+    study = build_study()
+    older_shape = {"value": {"funnel": {}}, "at": time.time()}
+    cache.set(f"dashboard:study-crowd:study-{study.pk}", older_shape, 3600)  # the key without a release
+    cache.set(study_cache_key("study-crowd", study.pk).replace(source_release(), "0" * 12), older_shape, 3600)
+
+    client.force_login(researcher)
+    response = client.get(reverse("dashboard:study", args=[study.slug]))
+    assert response.status_code == 200
+    assert queries.overview(study)["funnel"]["arrived"] > 0  # computed by this release, not read
+
+
+def test_the_release_digest_follows_every_source_file_and_its_path(tmp_path):
+    app = tmp_path / "app"
+    (app / "sub").mkdir(parents=True)
+    (app / "views.py").write_text("A = 1\n")
+    (app / "sub" / "figures.py").write_text("B = 2\n")
+    first = source_digest(tmp_path, [app])
+    assert source_digest(tmp_path, [app]) == first  # the same code, the same release on every host
+    (app / "sub" / "figures.py").write_text("B = 3\n")
+    changed = source_digest(tmp_path, [app])
+    assert changed != first
+    (app / "sub" / "figures.py").rename(app / "sub" / "other.py")
+    assert source_digest(tmp_path, [app]) not in {first, changed}
