@@ -38,7 +38,13 @@ def _now() -> datetime:
 
 
 def connection_of(study: Study) -> MarketConnection | None:
-    return MarketConnection.objects.filter(study=study).first()
+    """The study's market connection, or None: the one read with the study where it was selected
+    with it (`select_related("market_connection")`, the study page's), else one statement whose
+    answer the study keeps, so the page's regions that show it read it once."""
+    try:
+        return study.market_connection
+    except MarketConnection.DoesNotExist:
+        return None
 
 
 def connected(study: Study) -> MarketConnection:

@@ -48,7 +48,7 @@ from .answers import MTURK_CREDENTIALS_REFUSED
 from .clients import MarketError
 from .clients.mturk import MTurkClient
 from .clients.prolific import ProlificClient
-from .connections import client_for
+from .connections import client_for, connection_of
 from .models import ConnectedMarket, MarketConnection
 from .sealing import SealingUnavailable
 
@@ -281,16 +281,6 @@ class ArrivalChecks:
     market: str  # the connection's market's name, "" without a connection
     counts: dict[str, int]
     refused: list[StudySession]
-
-
-def connection_of(study: Study) -> MarketConnection | None:
-    """The study's market connection, or None: the one read with the study where it was selected
-    with it (`select_related("market_connection")`, the study page's), else one statement whose
-    answer the study keeps, so the page's regions that show it read it once."""
-    try:
-        return study.market_connection
-    except MarketConnection.DoesNotExist:
-        return None
 
 
 def arrival_checks(study: Study) -> ArrivalChecks:

@@ -18,7 +18,7 @@ from consent.models import InformationSheet
 from consent.selectors import current_sheet
 from crowd.arrival import is_paid, launch_refusal
 from crowd.models import Study, StudyAccess, TaskKind
-from markets.identity import connection_of
+from markets.connections import connection_of
 from quality.models import QualificationTest
 from validation.selectors import BATCH_SIZE, study_catch_shortfall
 

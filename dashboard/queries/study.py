@@ -45,7 +45,8 @@ from crowd.holds import ever_held, hold_texts, hold_waits, money_may_go
 from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskClaim, TaskKind
 from crowd.selectors import counted_sessions, counted_sessions_filter, pool_limits
 from crowd.stranding import stranded_filter
-from markets.identity import ArrivalChecks, arrival_checks, connection_of
+from markets.connections import connection_of
+from markets.identity import ArrivalChecks, arrival_checks
 from markets.models import ReviewDecision, ReviewState
 from quality.models import QualificationAttempt
 from teams.access import scoped
@@ -82,7 +83,7 @@ SESSION_CSV_COLUMNS = [
 
 
 def study(slug: str) -> Study | None:
-    """The study `slug` with its dataset and its market connection (`markets.identity.connection_of`
+    """The study `slug` with its dataset and its market connection (`markets.connections.connection_of`
     reads it from here: the page's arrivals, pre-launch check and money regions all ask for it)."""
     return Study.objects.select_related("dataset", "market_connection").filter(slug=slug).first()
 

@@ -407,7 +407,7 @@ def test_the_study_page_counts_each_check_and_lists_the_latest_refusals_first(
     (other,) = arrive(make_study(slug="other"), standin, django_user_model, 1, completed=False, prefix="o-")
     StudySession.objects.filter(pk=other.pk).update(market_check=MarketCheck.REFUSED)
 
-    # Read as the study page reads it, with its connection (`identity.connection_of`).
+    # Read as the study page reads it, with its connection (`connections.connection_of`).
     study = Study.objects.select_related("market_connection").get(pk=study.pk)
     with django_assert_num_queries(2):
         checks = identity.arrival_checks(study)
