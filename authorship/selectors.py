@@ -8,6 +8,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from corpus.models import Pair
 from corpus.scope import EVERYTHING, Scope
 
 from .judgements import Flag
@@ -215,10 +216,11 @@ def copy_clusters(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) ->
                 "sessions": row["sessions"],
             }
         )
-    # Each group's first sentence of the scope: its root, or (a root of another team's) its earliest copy.
-    texts: dict[int, str] = {}
-    for cluster, text in in_groups.order_by("cluster", "pk").values_list("cluster", "pair__hypothesis"):
-        texts.setdefault(cluster, text)
+    # Each group's first sentence of the scope: its root, or (a root of another team's) its earliest
+    # copy. Its pair is read by key: joined, the planner may walk every pair on stale statistics.
+    firsts = dict(in_groups.order_by("cluster", "pk").distinct("cluster").values_list("cluster", "pair_id"))
+    hypotheses = dict(Pair.objects.filter(pk__in=firsts.values()).values_list("pk", "hypothesis"))
+    texts = {cluster: hypotheses[pair] for cluster, pair in firsts.items()}
     return [
         {
             "root": root,
