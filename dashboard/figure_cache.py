@@ -53,6 +53,24 @@ def figures_changed_at() -> float:
     return float(cache.get(FIGURES_CHANGED_KEY) or 0.0)
 
 
+# When a participant's contributions or ids last left (`privacy.signals.participant_removed`):
+# figures cached before then may name or count them, and are never shown again.
+PEOPLE_CHANGED_KEY = "dashboard:people-changed-at"
+
+
+def participant_removed(sender: Any, **kwargs: Any) -> None:
+    """Receiver of `privacy.signals.participant_removed`: every figure kept until now is out of
+    date and not to be shown even while a task recomputes it, now and again once the removal has
+    committed."""
+
+    def mark() -> None:
+        now = time.time()
+        cache.set_many({FIGURES_CHANGED_KEY: now, PEOPLE_CHANGED_KEY: now}, None)
+
+    mark()
+    transaction.on_commit(mark)
+
+
 def cache_seconds() -> float:
     return getattr(settings, "DASHBOARD_CACHE_SECONDS", 5)
 
@@ -88,8 +106,13 @@ def corpus_is_large() -> bool:
     return bool(highest >= getattr(settings, "DASHBOARD_LARGE_PAIRS", 200_000))
 
 
-def store(key: str, value: object) -> None:
-    cache.set(key, {"value": value, "at": time.time()}, STALE_KEEP_SECONDS)
+def store(key: str, compute: Callable[[], T]) -> T:
+    """Compute and keep a figure, stamped with when its computing began: a figure that read the
+    data before a change committed is older than the change's mark, whenever it is stored."""
+    began = time.time()
+    value = compute()
+    cache.set(key, {"value": value, "at": began}, STALE_KEEP_SECONDS)
+    return value
 
 
 def cached(name: str, scope: Scope, compute: Callable[[], T]) -> T:
@@ -111,9 +134,11 @@ def _kept(key: str, compute: Callable[[], T], refresh: Callable[[], None] | None
     if seconds <= 0:
         return compute()
     entry = cache.get(key)
-    if entry is not None:
+    marks = cache.get_many([FIGURES_CHANGED_KEY, PEOPLE_CHANGED_KEY]) if entry is not None else {}
+    # A figure from before a participant left may show them: computed again now, never shown.
+    if entry is not None and entry["at"] >= float(marks.get(PEOPLE_CHANGED_KEY) or 0.0):
         # A figure from before an exclusion (or a repairing recompute) is out of date at once.
-        current = entry["at"] >= figures_changed_at()
+        current = entry["at"] >= float(marks.get(FIGURES_CHANGED_KEY) or 0.0)
         if current and time.time() - entry["at"] < seconds:
             value: T = entry["value"]
             return value
@@ -121,9 +146,7 @@ def _kept(key: str, compute: Callable[[], T], refresh: Callable[[], None] | None
             refresh()
             stale: T = entry["value"]
             return stale
-    computed = compute()
-    store(key, computed)
-    return computed
+    return store(key, compute)
 
 
 def schedule_refresh(name: str, scope: Scope) -> None:
@@ -139,7 +162,7 @@ def refresh_figure_now(name: str, datasets: int | str | None, split: str | None)
     scope = Scope.of_key(datasets, split) or Scope.everything(split)
     key = cache_key(name, scope)
     try:
-        store(key, REFRESHABLE[name](scope))
+        store(key, lambda: REFRESHABLE[name](scope))
     finally:
         cache.delete(key + ":refreshing")
 
@@ -154,6 +177,6 @@ def refresh_study_figure_now(name: str, study_id: int) -> None:
     """Recompute figure `name` of the study `study_id`."""
     key = study_cache_key(name, study_id)
     try:
-        store(key, REFRESHABLE_FOR_STUDY[name](study_id))
+        store(key, lambda: REFRESHABLE_FOR_STUDY[name](study_id))
     finally:
         cache.delete(key + ":refreshing")

@@ -42,6 +42,7 @@ from quality.models import AggregationRun, BonusEntry
 from .models import ErasureRecord
 from .register import REGISTER, Action, Kind, PersonalField
 from .selectors import datasets_of_team, participant_in_team
+from .signals import participant_removed
 
 PSEUDONYM_PREFIX = "p~"
 ERASED_TEXT = "[erased]"
@@ -197,6 +198,7 @@ def remove_contributions(
     taken first here, so it lands wholly before or wholly after."""
     if policy not in ContributionsOnWithdrawal.values:
         raise ValueError(f"Unknown policy {policy!r}: keep or delete.")
+    participant_removed.send(sender=Worker, worker=worker)
     removed = Removed()
     if policy == ContributionsOnWithdrawal.KEEP:
         return removed

@@ -12,7 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from corpus.models import Worker
+from privacy.services import erase_participant
 from quality.models import BonusEntry, BonusKind
+from teams.models import default_team_id
 
 from .test_crowd_page_statements import crowd
 
@@ -85,3 +87,24 @@ def test_the_warm_bonus_page_reads_money_now_and_pools_and_participants_from_the
     assert not [sql for sql in statements if "quality_referencelabel" in sql], statements  # the catch pools
     assert not [sql for sql in statements if 'FROM "collection_studysession"' in sql], statements  # participants
     assert warm.context["bonus_recipients"] == cold.context["bonus_recipients"]
+
+
+def test_an_erased_participant_leaves_the_bonus_form_at_once_on_a_large_corpus(client, researcher, settings):
+    # The participant list is people, not a figure: an erasure pseudonymises their ids, and the
+    # next page must not show the kept list (a large corpus shows other figures as last computed).
+    settings.DASHBOARD_CACHE_SECONDS = 3600
+    settings.DASHBOARD_LARGE_PAIRS = 1
+    client.force_login(researcher)
+    crowd(1)
+    earned = BonusEntry.objects.filter(kind=BonusKind.EARNED).earliest("pk")
+    worker, study = earned.worker, earned.study
+    Worker.objects.filter(pk=worker.pk).update(external_id="5f3c2a1b9d8e7f6a5b4c3d2e")
+    url = f"{reverse('dashboard:bonuses')}?study={study.slug}"
+    cache.clear()
+    before = client.get(url).content.decode().split('id="give-session"', 1)[1].split("</select>", 1)[0]
+    assert "5f3c2a1b9d8e7f6a5b4c3d2e" in before
+
+    erase_participant(Worker.objects.get(pk=worker.pk), team_id=study.team_id or default_team_id(), by=researcher)
+
+    after = client.get(url).content.decode().split('id="give-session"', 1)[1].split("</select>", 1)[0]
+    assert "5f3c2a1b9d8e7f6a5b4c3d2e" not in after

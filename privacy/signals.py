@@ -1,0 +1,10 @@
+"""Events the privacy app sends and reads nothing back from: apps above keep figures that may name
+or count a participant, and the privacy app must not know them (a receiver imports the signal)."""
+
+from django.dispatch import Signal
+
+# A participant's contributions are leaving, or their ids are being erased: `remove_contributions`,
+# which a withdrawal and an erasure share, sends it inside its transaction with `worker`. Figures
+# kept from before may name or count the person: they are not to be shown again, not even while
+# they are recomputed (the dashboard's figure cache keeps its own mark of when).
+participant_removed = Signal()
