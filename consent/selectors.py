@@ -82,14 +82,9 @@ def consent_counts(study: Study) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class ConsentOverview:
-    """The study page's consent section."""
+    """The study page's consent section: the current sheet, how many visits agreed and declined
+    (`consent_counts`), and the withdrawals, newest first (`study_withdrawals`)."""
 
     sheet: InformationSheet | None
     counts: dict[str, int]
     withdrawals: list[Withdrawal]
-
-
-def study_overview(study: Study) -> ConsentOverview:
-    """The study page's consent section: the current sheet, how many visits agreed and declined, and
-    the withdrawals (newest first)."""
-    return ConsentOverview(current_sheet(study), consent_counts(study), list(study_withdrawals(study)))
