@@ -8,10 +8,16 @@ class AuthorshipConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import pre_delete
 
-        from .models import WritingEvidence
+        from . import sentence_tally, typing_tally
+        from .models import WritingEvidence, WrittenSentence
         from .services import register_typist_hold_kind
-        from .typing_tally import TALLY, evidence_deleting
 
         register_typist_hold_kind()
-        TALLY.register()
-        pre_delete.connect(evidence_deleting, sender=WritingEvidence, dispatch_uid="authorship.typing_tally")
+        typing_tally.TALLY.register()
+        pre_delete.connect(
+            typing_tally.evidence_deleting, sender=WritingEvidence, dispatch_uid="authorship.typing_tally"
+        )
+        sentence_tally.TALLY.register()
+        pre_delete.connect(
+            sentence_tally.sentence_deleting, sender=WrittenSentence, dispatch_uid="authorship.sentence_tally"
+        )

@@ -5,7 +5,6 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import Coalesce
 
 from corpus.models import Tally
 
@@ -78,7 +77,8 @@ class WrittenSentence(models.Model):
     )
     copy_similarity = models.FloatField(null=True, blank=True)
     # Whose sentence the copy is, kept with it: True another writer's, False the writer's own from
-    # another session (None: not a copy). The workers page ranks copiers over the copies alone.
+    # another session (None: not a copy). It stays when the copied sentence leaves (`copy_of` then
+    # empties): the copy was written as one.
     copies_other_writer = models.BooleanField(null=True, blank=True)
     # The first sentence of the copy's group: copies of copies share it, so a cluster is one grouping.
     cluster_root = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -92,8 +92,8 @@ class WrittenSentence(models.Model):
         indexes = [
             models.Index(fields=["normalised"], name="written_sentence_normalised"),
             GinIndex(fields=["own_words"], name="written_sentence_own_words"),
-            # The workers page's copies, sized by the copies (a few in a hundred sentences): the
-            # copying writers, the groups' sizes, and a group's members by its root.
+            # The copies (a few in a hundred sentences): the Pairs page's copy flag, and a group's
+            # copies by its first sentence (a team's first copy of a group first written elsewhere).
             models.Index(
                 fields=["worker", "copies_other_writer"],
                 condition=Q(copy_of__isnull=False),
@@ -102,9 +102,6 @@ class WrittenSentence(models.Model):
             models.Index(
                 fields=["cluster_root"], condition=Q(cluster_root__isnull=False), name="written_sentence_in_group"
             ),
-            models.Index(Coalesce("cluster_root", "id"), name="written_sentence_cluster"),
-            # A writer's sentences and sessions, read from the index alone.
-            models.Index(fields=["worker", "dataset", "study_session"], name="written_sentence_sessions"),
         ]
 
     def __str__(self) -> str:
@@ -170,3 +167,23 @@ class TypingTally(Tally):
     class Meta(Tally.Meta):
         verbose_name_plural = "typing tallies"
         indexes = [models.Index(fields=["study", "day"], name="typing_tally_study_day")]
+
+
+class SentenceTally(Tally):
+    """Written sentences per dataset × writer × study session × whose sentence a copy copies (None:
+    not a copy) × copy group (its first sentence; None: in no group), as signed deltas
+    (`corpus.tallies`: writers only INSERT, a fold sums them): the workers page's copies figures
+    (the writers with most copies, their sentences and sessions, the largest groups and their
+    writers) summed over rows as many as the writers' sessions and the copies, instead of read from
+    every written sentence. Kept by `authorship.sentence_tally`. A group's first sentence deleted
+    takes the group with it here as on the sentences (SET_NULL on both)."""
+
+    split = None  # type: ignore[assignment]
+    genre = None  # type: ignore[assignment]
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="+")
+    study_session = models.ForeignKey("crowd.StudySession", null=True, on_delete=models.SET_NULL, related_name="+")
+    copies_other_writer = models.BooleanField(null=True)
+    cluster_root = models.ForeignKey(WrittenSentence, null=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta(Tally.Meta):
+        verbose_name_plural = "sentence tallies"

@@ -1,18 +1,18 @@
 """Reads of the authorship app: who writes like a machine, and who copies whom (the workers page)."""
 
+from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, timedelta
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet, Sum
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.models import Pair
 from corpus.scope import EVERYTHING, Scope
 
 from .judgements import Flag
-from .models import SenseScore, TypingTally, WritingEvidence, WrittenSentence
+from .models import SenseScore, SentenceTally, TypingTally, WritingEvidence, WrittenSentence
 from .sense import writer_low_sense
 
 
@@ -148,83 +148,119 @@ def _writer_name(worker_id: int, external_id: str, username: str) -> str:
     return external_id or username or f"worker {worker_id}"
 
 
+def _tallied(scope: Scope) -> QuerySet[SentenceTally]:
+    """The sentence tally's rows of the datasets of `scope` (every row of every dataset)."""
+    return scope.filter(SentenceTally.objects.all())
+
+
 def copies_by_writer(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
     """Writers with copies (authorship.copies), most first: their sentences, how many copy another
     writer's, how many repeat their own from another session, and their sessions; of the sentences
-    of `scope` (a team's datasets) when given. Two grouped reads, sized by the copies: the writers
-    are ranked over the sentences that copy one (their partial index, which holds whose sentence
-    each copies), then only the `limit` shown have their sentences and sessions counted (the
-    writer's index)."""
-    of_scope = _sentences(scope)
+    of `scope` (a team's datasets) when given. Two grouped reads of the maintained sentence tally
+    (`authorship.sentence_tally`), whose rows are as many as the writers' sessions and the copies:
+    the writers ranked over its copies' rows, then the `limit` shown have their sentences and
+    sessions summed."""
+    tallied = _tallied(scope)
     ranked = list(
-        of_scope.filter(copy_of__isnull=False)
+        tallied.filter(copies_other_writer__isnull=False)
         .values("worker_id", "worker__external_id", "worker__user__username")
         .annotate(
-            of_others=Count("id", filter=Q(copies_other_writer=True)),
-            own_repeats=Count("id", filter=Q(copies_other_writer=False)),
+            of_others=Sum("n", filter=Q(copies_other_writer=True), default=0),
+            own_repeats=Sum("n", filter=Q(copies_other_writer=False), default=0),
         )
+        .filter(Q(of_others__gt=0) | Q(own_repeats__gt=0))
         .order_by("-of_others", "-own_repeats", "worker_id")[:limit]
     )
-    totals = {
-        row["worker_id"]: row
-        for row in of_scope.filter(worker_id__in=[row["worker_id"] for row in ranked])
-        .values("worker_id")
-        .annotate(written=Count("*"), sessions=Count("study_session", distinct=True))
-        .order_by()
-    }
+    written: Counter[int] = Counter()
+    sessions: Counter[int] = Counter()
+    for worker_id, study_session_id, sentences in _sentences_by_session(
+        tallied.filter(worker_id__in=[row["worker_id"] for row in ranked]), "worker_id"
+    ):
+        written[worker_id] += sentences
+        sessions[worker_id] += study_session_id is not None
     return [
         {
             "worker_id": row["worker_id"],
             "writer": _writer_name(row["worker_id"], row["worker__external_id"], row["worker__user__username"]),
-            "written": totals[row["worker_id"]]["written"],
+            "written": written[row["worker_id"]],
             "of_others": row["of_others"],
             "own_repeats": row["own_repeats"],
-            "sessions": totals[row["worker_id"]]["sessions"],
+            "sessions": sessions[row["worker_id"]],
         }
         for row in ranked
     ]
+
+
+def _sentences_by_session(tallied: QuerySet[SentenceTally], *by: str) -> list[tuple[Any, ...]]:
+    """[(*by, study session id, sentences)] of these tally rows, the keys with sentences left."""
+    return list(
+        tallied.values_list(*by, "study_session_id").annotate(sentences=Sum("n")).filter(sentences__gt=0).order_by()
+    )
 
 
 def copy_clusters(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
     """The largest groups of copies, each its first sentence and the ids that wrote it or a copy of
     it (with how many times and in how many sessions), largest first. With `scope` (a team's
     datasets) only its sentences count and show: a group's first sentence of another team's is
-    neither shown nor counted (its text is then the group's first of the team's). Sized by the
-    copies: the groups are counted over the sentences in one (the partial index of copies), their
-    members read by the group's index (`written_sentence_cluster`)."""
-    sentences = _sentences(scope)
+    neither shown nor counted (its text is then the group's first of the team's). The groups and
+    their copies' writers come from the maintained sentence tally (`authorship.sentence_tally`), the
+    first sentences by their keys."""
+    tallied = _tallied(scope)
     groups = list(
-        sentences.filter(cluster_root__isnull=False)
-        .values("cluster_root")
-        .annotate(copies=Count("id"))
-        .order_by("-copies", "cluster_root")[:limit]
+        tallied.filter(cluster_root__isnull=False)
+        .values("cluster_root_id")
+        .annotate(copies=Sum("n"))
+        .filter(copies__gt=0)
+        .order_by("-copies", "cluster_root_id")[:limit]
     )
-    roots: list[int] = [group["cluster_root"] for group in groups if group["cluster_root"] is not None]
-    in_groups = sentences.annotate(cluster=Coalesce("cluster_root", "id")).filter(cluster__in=roots)
-    members = (
-        in_groups.values("cluster", "worker_id", "worker__external_id", "worker__user__username")
-        .annotate(sentences=Count("id"), sessions=Count("study_session", distinct=True))
-        .order_by("cluster", "-sentences", "worker_id")
+    roots: list[int] = [group["cluster_root_id"] for group in groups]
+    # Per group and writer: their sentences and sessions, the copies' from the tally and the first
+    # sentence's (when it is of the scope) from its row.
+    sentences: Counter[tuple[int, int]] = Counter()
+    sessions: dict[tuple[int, int], set[int]] = {}
+    names: dict[int, str] = {}
+    copies = tallied.filter(cluster_root_id__in=roots).values_list(
+        "cluster_root_id", "worker_id", "worker__external_id", "worker__user__username", "study_session_id"
     )
+    for root, worker_id, external_id, username, study_session_id, n in copies.annotate(n=Sum("n")).order_by():
+        if n > 0:
+            names[worker_id] = _writer_name(worker_id, external_id, username)
+            sentences[root, worker_id] += n
+            sessions.setdefault((root, worker_id), set()).add(study_session_id)
+    firsts = _sentences(scope).filter(pk__in=roots)
+    first_pairs: dict[int, int] = {}
+    for root, worker_id, external_id, username, study_session_id, pair_id in firsts.values_list(
+        "pk", "worker_id", "worker__external_id", "worker__user__username", "study_session_id", "pair_id"
+    ):
+        names[worker_id] = _writer_name(worker_id, external_id, username)
+        sentences[root, worker_id] += 1
+        sessions.setdefault((root, worker_id), set()).add(study_session_id)
+        first_pairs[root] = pair_id
+    # A group whose first sentence is another team's: its earliest copy of the scope stands first.
+    if others := [root for root in roots if root not in first_pairs]:
+        first_pairs.update(
+            _sentences(scope)
+            .filter(cluster_root_id__in=others)
+            .order_by("cluster_root_id", "pk")
+            .distinct("cluster_root_id")
+            .values_list("cluster_root_id", "pair_id")
+        )
+    # The pairs are read by key: joined, the planner may walk every pair on stale statistics.
+    hypotheses = dict(Pair.objects.filter(pk__in=first_pairs.values()).values_list("pk", "hypothesis"))
     writers: dict[int, list[dict[str, Any]]] = {}
-    for row in members:
-        writers.setdefault(row["cluster"], []).append(
+    for (root, worker_id), count in sorted(sentences.items(), key=lambda item: (item[0][0], -item[1], item[0][1])):
+        writers.setdefault(root, []).append(
             {
-                "worker_id": row["worker_id"],
-                "writer": _writer_name(row["worker_id"], row["worker__external_id"], row["worker__user__username"]),
-                "sentences": row["sentences"],
-                "sessions": row["sessions"],
+                "worker_id": worker_id,
+                "writer": names[worker_id],
+                "sentences": count,
+                "sessions": len(sessions[root, worker_id] - {None}),
             }
         )
-    # Each group's first sentence of the scope: its root, or (a root of another team's) its earliest
-    # copy. Its pair is read by key: joined, the planner may walk every pair on stale statistics.
-    firsts = dict(in_groups.order_by("cluster", "pk").distinct("cluster").values_list("cluster", "pair_id"))
-    hypotheses = dict(Pair.objects.filter(pk__in=firsts.values()).values_list("pk", "hypothesis"))
-    texts = {cluster: hypotheses[pair] for cluster, pair in firsts.items()}
     return [
         {
             "root": root,
-            "text": texts.get(root, ""),
+            "text": hypotheses.get(first_pairs.get(root, 0), ""),
             "sentences": group["copies"] + 1,
             "writers": writers.get(root, []),
         }

@@ -18,7 +18,7 @@ from corpus.models import Pair, Worker
 from crowd import hold_kinds
 from crowd.models import StudySession, TypingEvidenceAction
 
-from . import copies, judgements, sense, typing_tally
+from . import copies, judgements, sense, sentence_tally, typing_tally
 from .evidence import FieldEvidence, read_evidence
 from .models import WritingEvidence
 
@@ -165,7 +165,7 @@ def record_writing_evidence(
     # Near-copies of any earlier sentence: other writers', or this writer's in other sessions.
     pairs = [pair for _, pair in written]
     found_copies = copies.copies_of(worker, study_session, pairs)
-    copies.record_written_sentences(worker, study_session, pairs, found_copies)
+    sentence_tally.recorded(copies.record_written_sentences(worker, study_session, pairs, found_copies))
     rows = []
     for (name, pair), repeated, copy in zip(written, repeats, found_copies, strict=True):
         found = None if evidence is None else evidence.fields.get(name)

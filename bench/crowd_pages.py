@@ -334,12 +334,16 @@ def main():
         workers = add_crowd(args.studies)
         typing = add_typing_evidence()
         sentences = add_written_sentences()
+        from authorship import sentence_tally, typing_tally
         from collection import hypothesis_tally
         from corpus import tallies, worker_tally
         from validation import credits
 
         tallies.check_and_rebuild(None, hypothesis_tally.TALLY)
         tallies.check_and_rebuild(None, worker_tally.TALLY)  # the labels' workers were set around the writers
+        # The sentences and typing records added by SQL, around their writers.
+        tallies.check_and_rebuild(None, sentence_tally.TALLY)
+        tallies.check_and_rebuild(None, typing_tally.TALLY)
         credits.rebuild()
 
         from corpus import tallies

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from authorship import selectors, typing_tally
+from authorship import selectors, sentence_tally, typing_tally
 from authorship.judgements import Flag
 from authorship.models import SenseScore, TypingTally, WritingEvidence, WrittenSentence
 from corpus import tallies
@@ -149,7 +149,7 @@ def sentence(
     dataset = factories.dataset()
     premise = factories.premise(dataset)
     pair = factories.pair(dataset, premise, ["entailment"], author=worker)
-    return WrittenSentence.objects.create(
+    written = WrittenSentence.objects.create(
         pair=pair,
         premise=premise,
         dataset=dataset,
@@ -160,6 +160,8 @@ def sentence(
         copies_other_writer=None if copy_of is None else copy_of.worker_id != worker.pk,
         cluster_root=root,
     )
+    sentence_tally.recorded([written])  # as the writing submit counts it
+    return written
 
 
 def test_the_writers_with_copies_rank_by_copies_of_others_then_own_repeats_then_id(

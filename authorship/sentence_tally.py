@@ -1,0 +1,77 @@
+"""Written sentences per dataset × writer × study session × copy kind × copy group, maintained for
+the workers page's copies figures (the writers with most copies, their sentences and sessions, the
+largest groups of copies and who wrote them).
+
+Read from the sentences, those figures group every written sentence of the writers shown and every
+copy, rows spread over the whole table: on a collection's scale, hundreds of milliseconds however
+few rows the page shows. Here they are kept as append-only signed deltas (`SentenceTally`, the
+core's `Tally` pattern), written in the writer's transaction:
+
+  - a writing submit's sentences (`authorship.copies.record_written_sentences`): one INSERT;
+  - a sentence deleted with its pair or premise, or on its own: it leaves the count
+    (`sentence_deleting`, before the delete). Its copies keep being copies (whose sentence they
+    copied is kept with them, `copies_other_writer`); if it was a group's first sentence, the
+    group ends on the sentences and here alike (SET_NULL on both). A worker's or a dataset's
+    deletion takes its rows with it (CASCADE); a study session's leaves them without a session.
+
+Anything else that changes what is counted (a bulk load around the writers, e.g. a bench's SQL) is
+repaired by the tallies' check and rebuild (`manage.py rebuild_tallies sentences`).
+"""
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import Count, QuerySet
+
+from corpus import tallies
+from corpus.models import Dataset, Pair, Premise
+
+from .models import SentenceTally, WrittenSentence
+
+KEY = ("dataset_id", "worker_id", "study_session_id", "copies_other_writer", "cluster_root_id")
+
+Key = tuple[Any, ...]
+
+
+def _key(sentence: WrittenSentence) -> Key:
+    return tuple(getattr(sentence, name) for name in KEY)
+
+
+def recorded(sentences: Iterable[WrittenSentence]) -> int:
+    """Count new written sentences: one INSERT in the caller's transaction."""
+    return tallies.insert_deltas(SentenceTally, KEY, Counter(_key(sentence) for sentence in sentences))
+
+
+def fresh_counts(dataset: Dataset | None = None) -> dict[Key, int]:
+    """{KEY: sentences} counted from the written sentences (of a dataset, or every one)."""
+    rows: QuerySet[WrittenSentence] = WrittenSentence.objects.all()
+    if dataset is not None:
+        rows = rows.filter(dataset=dataset)
+    counted = rows.values_list(*KEY).annotate(n=Count("id")).order_by()
+    return {tuple(row[:-1]): row[-1] for row in counted}
+
+
+def _deletes_sentences_alone(origin: Any) -> bool:
+    """A delete started from sentences, pairs or premises (the admin's, an erasure's), not from a
+    worker or dataset, whose deletion removes their tally rows by CASCADE."""
+    model = origin.model if isinstance(origin, QuerySet) else type(origin)
+    return model in (WrittenSentence, Pair, Premise)
+
+
+def sentence_deleting(
+    sender: type[WrittenSentence], instance: WrittenSentence, origin: Any = None, **kwargs: Any
+) -> None:
+    """pre_delete receiver (connected in authorship.apps): a sentence deleted on its own, or with its
+    pair or premise, leaves the count, in the delete's transaction."""
+    if _deletes_sentences_alone(origin):
+        tallies.insert_deltas(SentenceTally, KEY, {_key(instance): -1})
+
+
+# Folded, checked and rebuilt with the corpus's tallies (registered in authorship.apps).
+TALLY = tallies.Maintained(
+    "sentences",
+    ((SentenceTally, KEY),),
+    lambda dataset: {SentenceTally: fresh_counts(dataset)},
+    "the written sentences",
+)

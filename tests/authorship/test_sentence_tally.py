@@ -1,0 +1,131 @@
+"""The sentence tally follows the written sentences: what a writing submit writes is counted in the
+same transaction, and a sentence deleted with its pair, on its own, with its writer or its study
+session leaves the sums equal to a fresh count (the tallies' check finds no drift). The workers
+page's copies figures read the tally, and the sentences only by their keys, so their cost does not
+grow with the written corpus."""
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from authorship import selectors, sentence_tally
+from authorship.models import SentenceTally, WrittenSentence
+from corpus import tallies
+from corpus.models import Dataset, Pair, Worker
+from corpus.scope import Scope
+from crowd.models import StudySession
+from teams.models import Team
+from tests import factories
+from tests.authorship.test_copies import TEMPLATES, holding_study, visit, write
+from tests.collection.writing_helpers import add_premises, writing_setup
+
+
+def drift() -> int:
+    return tallies.check_and_rebuild(None, sentence_tally.TALLY, repair=False).keys
+
+
+def copies_of(writer: Worker) -> tuple[int, int, int, int] | None:
+    """(sentences, copies of others, own repeats, sessions) of a writer with copies, else None."""
+    for row in selectors.copies_by_writer():
+        if row["worker_id"] == writer.pk:
+            return row["written"], row["of_others"], row["own_repeats"], row["sessions"]
+    return None
+
+
+def farm(make_worker):
+    """Three writers each writing the same page in their own session of a study: the first's
+    sentences are the groups' first, the other two copy them."""
+    dataset, genre = writing_setup()
+    add_premises(dataset, genre, 12)
+    study = holding_study(dataset, tasks=1)
+    writers = [make_worker(username=f"farm-{n}") for n in range(3)]
+    for n, writer in enumerate(writers):
+        write(writer, visit(study, writer, f"farm-{n}"), TEMPLATES[0])
+    return writers
+
+
+def test_a_writing_submit_is_counted_in_its_own_transaction(make_worker) -> None:
+    first, second, third = farm(make_worker)
+    assert sum(SentenceTally.objects.values_list("n", flat=True)) == 9
+    assert copies_of(first) is None  # the first to write them copied nobody
+    assert copies_of(second) == (3, 3, 0, 1)
+    assert copies_of(third) == (3, 3, 0, 1)
+    clusters = selectors.copy_clusters()
+    assert [cluster["sentences"] for cluster in clusters] == [3, 3, 3]
+    assert {cluster["text"] for cluster in clusters} == set(TEMPLATES[0].values())
+    assert all(len(cluster["writers"]) == 3 for cluster in clusters)
+    assert drift() == 0
+
+
+def test_a_copy_stays_a_copy_when_the_sentence_it_copied_leaves(make_worker) -> None:
+    _first, second, third = farm(make_worker)
+    root = WrittenSentence.objects.filter(worker=second).order_by("pk")[0].cluster_root
+    assert root is not None
+    Pair.objects.filter(pk=root.pair_id).delete()  # a group's first sentence leaves with its pair
+    assert copies_of(second) == (3, 3, 0, 1)  # whose sentence it copied is kept with the copy
+    groups = selectors.copy_clusters()
+    assert len(groups) == 2 and root.pk not in [group["root"] for group in groups]  # that group ended
+    assert drift() == 0
+    WrittenSentence.objects.filter(worker=third).order_by("pk")[0].delete()  # a copy on its own
+    assert copies_of(third) == (2, 2, 0, 1)
+    assert drift() == 0
+
+
+def test_a_sentence_leaves_with_its_writer_and_stays_without_its_session(make_worker) -> None:
+    first, second, third = farm(make_worker)
+    StudySession.objects.filter(worker=second).delete()
+    assert copies_of(second) == (3, 3, 0, 0)  # still written, in no session now
+    assert drift() == 0
+    third.delete()
+    assert copies_of(third) is None
+    assert all(len(cluster["writers"]) == 2 for cluster in selectors.copy_clusters())
+    assert drift() == 0
+    first.delete()  # the groups' first sentences: the groups end, the copies stay copies
+    assert selectors.copy_clusters() == []
+    assert copies_of(second) == (3, 3, 0, 0)
+    assert drift() == 0
+
+
+def written(dataset: Dataset, worker: Worker, *, copy_of: WrittenSentence | None = None) -> WrittenSentence:
+    """A written sentence of `dataset`, counted as the writing submit counts it."""
+    pair = factories.pair(dataset, factories.premise(dataset), ["entailment"], author=worker)
+    sentence = WrittenSentence.objects.create(
+        pair=pair,
+        premise_id=pair.premise_id,
+        dataset=dataset,
+        worker=worker,
+        normalised=pair.hypothesis.lower(),
+        copy_of=copy_of,
+        copies_other_writer=None if copy_of is None else copy_of.worker_id != worker.pk,
+        cluster_root=None if copy_of is None else WrittenSentence.objects.get(pk=copy_of.cluster_root_id or copy_of.pk),
+    )
+    sentence_tally.recorded([sentence])
+    return sentence
+
+
+def test_a_team_sees_its_own_copies_and_a_group_first_written_elsewhere_by_its_earliest_copy(make_worker) -> None:
+    ours = factories.dataset("ours", team=Team.objects.create(slug="ours", name="Ours"))
+    theirs = factories.dataset("theirs", team=Team.objects.create(slug="theirs", name="Theirs"))
+    author, copier, outsider = make_worker(username="author"), make_worker(username="copier"), make_worker()
+    first = written(theirs, author)
+    earliest = written(ours, copier, copy_of=first)
+    written(ours, copier, copy_of=first)
+    written(theirs, outsider, copy_of=first)
+    team = Scope.of_teams([ours.team_id])
+    (group,) = selectors.copy_clusters(team)
+    assert group["root"] == first.pk
+    assert group["text"] == earliest.pair.hypothesis  # the first sentence is the other team's
+    assert group["writers"] == [{"worker_id": copier.pk, "writer": "copier", "sentences": 2, "sessions": 0}]
+    assert [row["worker_id"] for row in selectors.copies_by_writer(team)] == [copier.pk]
+    (everyone,) = selectors.copy_clusters()
+    assert everyone["text"] == first.pair.hypothesis and everyone["sentences"] == 4
+    assert {writer["worker_id"] for writer in everyone["writers"]} == {author.pk, copier.pk, outsider.pk}
+
+
+def test_the_copies_figures_read_written_sentences_only_by_their_keys(make_worker) -> None:
+    farm(make_worker)
+    with CaptureQueriesContext(connection) as captured:
+        selectors.copies_by_writer()
+        selectors.copy_clusters()
+    reads = [query["sql"] for query in captured.captured_queries if '"authorship_writtensentence"' in query["sql"]]
+    assert reads, "the groups' first sentences are read"
+    assert all('"authorship_writtensentence"."id" IN' in sql for sql in reads), reads
