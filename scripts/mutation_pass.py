@@ -1,4 +1,4 @@
-"""The mutation pass: do the tests that guard a behaviour fail when it breaks? (issue 58)
+"""The mutation pass: do the tests that guard a behaviour fail when it breaks?
 
     .venv/bin/python scripts/mutation_pass.py [--area checks] [--list] [--skip-baseline]
 

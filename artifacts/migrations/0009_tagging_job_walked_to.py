@@ -1,4 +1,4 @@
-# Where the last tagging job of a scope stopped reading: the next starts after it (issue 53).
+# Where the last tagging job of a scope stopped reading: the next starts after it.
 
 from django.db import migrations, models
 

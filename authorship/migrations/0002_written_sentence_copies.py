@@ -1,5 +1,5 @@
 """WrittenSentence: every written hypothesis by its normalised text, looked up at submit for copies
-across writers, sessions and studies (issue 50, item 3; authorship.copies).
+across writers, sessions and studies (authorship.copies).
 
 On PostgreSQL a trigram GIN index on the normalised text answers near-copies (pg_trgm, created by
 corpus 0007 for pair search; created here too if missing); SQLite keeps the ordinary index only

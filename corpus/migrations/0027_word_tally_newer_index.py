@@ -1,4 +1,4 @@
-# The word tally's "newer than the mark" probe per dataset (issue 53). Built concurrently on
+# The word tally's "newer than the mark" probe per dataset. Built concurrently on
 # PostgreSQL: the table holds millions of rows at MultiNLI scale and writers append to it all the
 # time (a plain CREATE INDEX would hold them for its whole build). Elsewhere a plain index.
 

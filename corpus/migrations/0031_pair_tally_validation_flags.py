@@ -1,5 +1,5 @@
 """The pair tally keys the validation queue's flags (`needs_validation`, `stopped_early`), so the
-cost page's pool and the adjudication page's settled pairs are sums of it (issue 53).
+cost page's pool and the adjudication page's settled pairs are sums of it.
 
 The tally is rebuilt from the pairs here, in one statement: rows kept before this migration have
 both flags false in their key, which would count every queued or stopped pair as neither.

@@ -1,4 +1,4 @@
-"""Exclusions become a team's (issue 55): a worker excluded before this migration was excluded in
+"""Exclusions become a team's: a worker excluded before this migration was excluded in
 every team's data, so they are excluded in every team now, and each of their labels is marked
 excluded (`ValidationLabel.excluded`, the gold rule's column). Reversed, a worker excluded in any
 team is excluded everywhere again."""

@@ -1,4 +1,4 @@
-"""Names that say one thing (issue 22 item 3): a GPU machine is a *node*, its hold on a run a *lease*.
+"""Names that say one thing: a GPU machine is a *node*, its hold on a run a *lease*.
 
 State only: WorkerToken is NodeToken on its old table (modeling_workertoken), and TrainingRun's
 claim_id, worker_token and worker_hostname are lease_id, node_token and node_hostname on their old

@@ -1,4 +1,4 @@
-"""Mutants of the checks and the long tasks (issue 58, items 8-14 and a few more): each a bug that
+"""Mutants of the checks and the long tasks: each a bug that
 once went unnoticed, or could, with the tests that must now fail when it is injected.
 
     .venv/bin/python scripts/mutation_pass.py --area checks

@@ -1,9 +1,9 @@
-"""Mutants of the money path (issue 58): each is a bug a test must catch, by the behaviour it names.
+"""Mutants of the money path: each is a bug a test must catch, by the behaviour it names.
 
 Read by the mutation pass (scripts/mutation_pass.py): each mutant replaces `old` (which occurs once
 in `path`) with `new` in a copy of the checkout and runs `tests`; a mutant the tests pass is a bug
-they would let through. Items 1-7 of issue 58 are marked in `behaviour`; the rest are other money
-behaviours (what is paid, how much, to whom, when).
+they would let through. The first items guard payments whose outcome is unknown or refused; the rest
+are other money behaviours (what is paid, how much, to whom, when).
 """
 
 from scripts.mutation_pass import Mutant
@@ -210,7 +210,7 @@ MUTANTS = [
         tests=[OWED, GUARDS],
         behaviour="52.1: a bonus another payer holds (sent by the API, claimed by a file) counts as owed again",
     ),
-    # --- issue 52 item 1: one 'owed' rule for every payer ---
+    # --- one 'owed' rule for every payer ---
     Mutant(
         path="dashboard/views/quality.py",
         old="entries = market_payments.claim_for_file(study, market)",
@@ -275,7 +275,7 @@ MUTANTS = [
         tests=[REVIEWS],
         behaviour="52.1: nothing sends a queued approval again",
     ),
-    # --- issue 70: money never pays twice on an ambiguous answer ---
+    # --- money never pays twice on an ambiguous answer ---
     Mutant(
         path=ANSWERS_PY,
         old="        return error.status in PROLIFIC_NOTHING_DONE\n",
@@ -297,7 +297,7 @@ MUTANTS = [
         tests=[AMBIGUOUS],
         behaviour="70.5: a read of the record made just after the pay, before it could show, says 'not paid'",
     ),
-    # --- issue 52 item 1: the one payment machine ---
+    # --- the one payment machine ---
     Mutant(
         path=PAYMENTS_PY,
         old="connection=connection, payer=Payer.API, state__in=UNSETTLED_SENDS, lease_until__lt=mturk_before",

@@ -1,4 +1,4 @@
-# The open validation claims indexed by pair (issue 53): a pair's live claims can then never be
+# The open validation claims indexed by pair: a pair's live claims can then never be
 # counted by walking every open claim, whatever the statistics say. Built before the expiry index
 # is dropped, both concurrently on PostgreSQL (writers claim all the time); plain elsewhere.
 

@@ -1,4 +1,4 @@
-"""The cost page's validation figures per study as tallies (issue 53, `validation.cost_tally`),
+"""The cost page's validation figures per study as tallies (`validation.cost_tally`),
 counted here from the claims and pairs already there, as `fresh_bought` and `fresh_credited` count
 them: a countable claim is submitted, ordinary (no catch trial) and in a study session."""
 

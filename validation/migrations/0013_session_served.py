@@ -1,4 +1,4 @@
-# The validation batches and catch trials each study session was served (issue 53): a claim in a
+# The validation batches and catch trials each study session was served: a claim in a
 # study with catch trials sums these instead of counting the study's claims. Filled from the claims
 # of the sessions of studies that keep a catch share, as the claims would have counted them.
 
