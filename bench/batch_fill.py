@@ -1,4 +1,4 @@
-"""How often a validation batch can be filled with one pair per premise (issue 39).
+"""How often a validation batch can be filled with one pair per premise.
 
     DATABASE_URL=postgres://... .venv/bin/python bench/batch_fill.py --existing          # the data there (demo)
     DATABASE_URL=postgres://... .venv/bin/python bench/batch_fill.py --premises 3000      # a generated queue

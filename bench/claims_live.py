@@ -1,4 +1,4 @@
-"""Claims while other claims are live and unsubmitted (issue 28): round after round of fresh
+"""Claims while other claims are live and unsubmitted: round after round of fresh
 workers claim and never submit, so the live claims pile up as they do while people work.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench_claims \\
@@ -10,10 +10,10 @@ same concurrency, measured in the same run (before the first round and again aft
 the live claims it started with, and the load average (1 min): the machine is shared. A claim
 that answers "no task" while claimable work remains is counted and printed.
 
-`--cpu N` (issue 44): instead of the rounds, N claims of each kind one at a time in this process
+`--cpu N`: instead of the rounds, N claims of each kind one at a time in this process
 (fresh workers), with the CPU time (`time.process_time`) and the statements of one claim.
 
-`--stopping` (issue 24, bench/claims_stopping.py): validators claim AND submit, with SNLI dev's
+`--stopping` (bench/claims_stopping.py): validators claim AND submit, with SNLI dev's
 five-label sequences, under the fixed and the decided stopping rule in turn.
 """
 
@@ -115,9 +115,9 @@ def main():
     parser.add_argument(
         "--stopping",
         action="store_true",
-        help="issue 24: validators claim and submit (SNLI dev label sequences), fixed vs decided rule",
+        help="validators claim and submit (SNLI dev label sequences), fixed vs decided rule",
     )
-    parser.add_argument("--cpu", type=int, default=0, help="issue 44: CPU per claim of N claims one at a time")
+    parser.add_argument("--cpu", type=int, default=0, help="CPU per claim of N claims one at a time")
     parser.add_argument("--submit-share", type=float, default=2 / 3, help="--stopping: validators who submit")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))

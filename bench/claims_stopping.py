@@ -1,4 +1,4 @@
-"""Claims and submits under the fixed and the decided stopping rule (issue 24), at MultiNLI scale.
+"""Claims and submits under the fixed and the decided stopping rule, at MultiNLI scale.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench \\
         .venv/bin/python bench/claims_live.py --stopping [--rounds 4] [--claims 150] [--concurrency 16]

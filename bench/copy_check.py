@@ -1,4 +1,4 @@
-"""The copy check's false flags on honest writers, and the cost of its lookup (issue 50, item 3).
+"""The copy check's false flags on honest writers, and the cost of its lookup.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> .venv/bin/python bench/copy_check.py [--skip-cost]
 

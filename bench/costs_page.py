@@ -1,4 +1,4 @@
-"""Benchmark: the cost page (dashboard/queries/costs.py, issue 24.3) on a MultiNLI-sized corpus.
+"""Benchmark: the cost page (dashboard/queries/costs.py) on a MultiNLI-sized corpus.
 
     .venv/bin/python bench/costs_page.py          # 433k pairs, database nli_costs_bench
     options: --pairs 100000  --repeat 3  --keep (leave the database)  --plan (EXPLAIN ANALYZE each statement)

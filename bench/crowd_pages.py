@@ -1,4 +1,4 @@
-"""Issue 53: the researcher pages a lab opens while a study runs, on a MultiNLI-shaped corpus with a
+"""The researcher pages a lab opens while a study runs, on a MultiNLI-shaped corpus with a
 crowd on it, cold, against the login page measured in the same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_crowd_bench .venv/bin/python bench/crowd_pages.py \\
@@ -6,13 +6,13 @@ crowd on it, cold, against the login page measured in the same run.
 
 The corpus is bench/run.py's (COPY, MultiNLI's shape scaled to --pairs) with bench/worker_quality.py's
 1,000 workers and bench/costs_page.py's writing and validation studies (every validation label a
-submitted claim of its validator's session). On top, the crowd of issue 53: --studies active
+submitted claim of its validator's session). On top, a crowd: --studies active
 validation studies in all that serve catch trials (20% of places) from a pool of marked pairs
 (`quality.services.set_reference_label`, the label page's writer), a catch bonus for each of
 the first 98 matched catch answers (`quality.bonuses.record_catch_bonuses`, the submit's writer),
 and the typing evidence of 1,293 written hypotheses in their writers' study sessions, a tenth of
-them pasted (`authorship.services.record_writing_evidence`, the writing submit's writer; issue 53
-item 5). Every other written hypothesis has its sentence row and typing record too, as
+them pasted (`authorship.services.record_writing_evidence`, the writing submit's writer).
+Every other written hypothesis has its sentence row and typing record too, as
 through the site (`add_written_sentences`, set-based SQL): the workers page reads them.
 
 Printed per page (adjudication with each of its queues, workers, costs, bonuses): best of --repeat
@@ -22,7 +22,7 @@ ANALYZE of every statement slower than --slow-ms, once with the statistics as th
 and once after ANALYZE (the build ends with VACUUM ANALYZE; --stale skips it, to see a plan made on
 older statistics). --only measures the pages whose name holds one of its words (and the login page);
 --tally times the worker tally's rebuild, validators' batches and decisions written through the
-site's writers, and a fold of the worker tally alone (issue 53). Validation seconds are a crowd's
+site's writers, and a fold of the worker tally alone. Validation seconds are a crowd's
 (`realistic_seconds`). Loads data into the database it is pointed at: use one of its own.
 """
 
@@ -154,7 +154,7 @@ def realistic_seconds():
 
 
 def worker_tally_figures():
-    """The worker tally (issue 53) after the build: its rebuild from the labels (the build wrote them
+    """The worker tally after the build: its rebuild from the labels (the build wrote them
     around the writers), its rows, and a fold of its tables alone after validators' batches and
     researchers' decisions written through the site's writers (`corpus.services.add_labels`,
     `corpus.adjudication.adjudicate`)."""
@@ -303,7 +303,7 @@ def main():
     parser.add_argument("--slow-ms", type=float, default=100.0)
     parser.add_argument("--keep", action="store_true", help="measure the corpus and crowd already there")
     parser.add_argument("--only", default="", help="measure only the pages whose name holds one of these (a,b)")
-    parser.add_argument("--tally", action="store_true", help="the worker tally's rebuild, writes and fold (issue 53)")
+    parser.add_argument("--tally", action="store_true", help="the worker tally's rebuild, writes and fold")
     parser.add_argument("--stale", action="store_true", help="leave the build's statistics unanalyzed")
     parser.add_argument("--fresh-too", action="store_true", help="after measuring, ANALYZE and measure again")
     args = parser.parse_args()

@@ -1,4 +1,4 @@
-"""Every dashboard page, cold, against a static page measured in the same run (issue 28: each
+"""Every dashboard page, cold, against a static page measured in the same run (each
 ≤ 100x). Run by bench/run.py after its pages section, or alone on the corpus already there:
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench_x .venv/bin/python bench/dashboard_pages.py [--repeat 3]

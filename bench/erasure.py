@@ -1,5 +1,5 @@
 """Erasing one heavy participant (5,000 labels, delete policy) as a multiple of recomputing the
-statistics from scratch (issue 71; goal: at most 0.05x).
+statistics from scratch (goal: at most 0.05x).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/erasure.py [--pairs 50000]
 

@@ -1,4 +1,4 @@
-"""Benchmark (issues 53.4, 76.3): the snapshot export, its label-level file and the release step
+"""Benchmark: the snapshot export, its label-level file and the release step
 against a `COPY` of the same rows.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench_x .venv/bin/python bench/export_vs_copy.py \\

@@ -1,4 +1,4 @@
-"""Gold that flips silently under rule-based bots, before and after the correlated-error check (issue 51).
+"""Gold that flips silently under rule-based bots, before and after the correlated-error check.
 
     .venv/bin/python bench/gold_flip_replay.py [FILE] [--rates 0.1 0.2 0.3] [--seeds 10] [--honest 100] [--bots 10]
         [--uniform] [--noise 0.3] [--copies 1]

@@ -5,7 +5,7 @@
 
 Printed, all measured in this run (no figure from elsewhere):
   1. pairs/s of each model at batch 32 (the papers') and at a large batch, for
-       old  the loop before issue 23, copied below (LegacyTrainer): batches collated in Python and
+       old  the legacy loop, copied below (LegacyTrainer): batches collated in Python and
             copied to the device per step, fp16 autocast with a GradScaler, unfused Adam, the loss
             read (a synchronisation) after every step;
        new  modeling/training: the training set resident on the device, index-slice batches, bf16
@@ -19,7 +19,7 @@ Printed, all measured in this run (no figure from elsewhere):
      all 12 at once in separate processes on the same GPU (as TRAINING_RUNS_PER_NODE=12 runs them);
      the packed wall time is from when every process is ready to when the last one ends.
 Without CUDA (or with --tiny) it runs a tiny version on the CPU, says so, and prints no GPU figure:
-that checks the script, not the hardware. Results of a GPU run go in the closing note of issue 23.
+that checks the script, not the hardware. Results of a GPU run go in bench/RESULTS-*.md.
 """
 
 import argparse
@@ -59,7 +59,7 @@ MULTINLI_TRAIN_PAIRS = 392_702
 
 
 class LegacyTrainer(Trainer):
-    """The training step as it was before issue 23 (modeling/training/loop.py at a42dd6d)."""
+    """The legacy training step (modeling/training/loop.py at a42dd6d)."""
 
     def __init__(self, model, config, vocab, device):
         super().__init__(model, config, vocab, device=device)
@@ -419,7 +419,7 @@ def genre_matrix(args, device):
     )
     print(f"{'':<4}(packed: processes' start-up before the clock {startup:.1f} s; slowest run {slowest:.1f} s)")
     if device.type == "cuda":
-        print(f"{'':<4}target (issue 23): packed ≤ 0.25 × sequential")
+        print(f"{'':<4}target: packed ≤ 0.25 × sequential")
 
 
 def vmap_matrix(args, device, report, deadline):

@@ -1,4 +1,4 @@
-"""Issue 53 items 2 and 3 at scale: what a bulk import leaves (tallies, statistics) and what the
+"""Corpus imports at scale: what a bulk import leaves (tallies, statistics) and what the
 claims and the fold then cost, each against a baseline measured in the same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_tally_bench .venv/bin/python bench/import_tallies.py \\
@@ -87,7 +87,7 @@ def analyze_held_back():
     patched = []
     for module_name, name in (
         ("importers.services", "analyze_filled_tables"),  # ef71907: the pairs import's
-        ("corpus.bulk", "refresh"),  # after issue 53's second pass: every import's VACUUM (ANALYZE)
+        ("corpus.bulk", "refresh"),  # every import's VACUUM (ANALYZE)
     ):
         try:
             module = importlib.import_module(module_name)

@@ -1,4 +1,4 @@
-"""The validation claim's candidate query with the linked ids left out (issue 50.1: `crowd.WorkerLink`),
+"""The validation claim's candidate query with the linked ids left out (`crowd.WorkerLink`),
 at MultiNLI scale, with fresh and with stale statistics.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench_links \\

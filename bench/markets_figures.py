@@ -1,4 +1,4 @@
-"""Issue 43's figures, served the production way, against the market STAND-IN (never a live market).
+"""Pays, timeouts and webhooks served the production way, against the market STAND-IN (never a live market).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_h_markets .venv/bin/python bench/markets_figures.py \\
         [--participants 50] [--per-participant 2] [--port 8861]

@@ -1,4 +1,4 @@
-"""The multi-host check (issue 49): two web hosts and one Celery worker that share no disk.
+"""The multi-host check: two web hosts and one Celery worker that share no disk.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_multihost \\
     CELERY_BROKER_URL=redis://127.0.0.1:6379/4 CACHE_URL=redis://127.0.0.1:6379/5 \\

@@ -1,4 +1,4 @@
-"""Simulations of the quality test (issue 51): does it hold rule-based labellers within a few
+"""Simulations of the quality test: does it hold rule-based labellers within a few
 batches, and how often does it hold honest workers?
 
     .venv/bin/python bench/quality_test.py [--workers 2000] [--seed 20261126] [--quiz 0 20 30]
@@ -222,7 +222,7 @@ KINDS = [
     ("reads 50%, rule the rest", "reader", 0.50, SLOW_SECONDS),
 ]
 # The pay rule's threshold swept (`sequential.PAY_POSTERIOR_POOR`: a code is paid only while P(poor) is
-# below it); 0.9 is the rule before issue 51's second round (held only when decided poor).
+# below it); 0.9 holds a code only when decided poor.
 SWEEP = (0.9, 0.8, 0.7, 0.6, 0.5)
 
 

@@ -1,4 +1,4 @@
-"""recompute_gold at corpus scale, as issue 28 asks: the check with nothing to fix, the fix of
+"""recompute_gold at corpus scale: the check with nothing to fix, the fix of
 every pair, and how long a validator's submit waits while a recompute runs.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench_claims \\

@@ -1,4 +1,4 @@
-"""The model's vote in the stopping rule, replayed on SNLI dev (issue 57; docs/model_annotators.md).
+"""The model's vote in the stopping rule, replayed on SNLI dev (docs/model_annotators.md).
 
     .venv/bin/python bench/replay_model_vote.py [FILE] [--accuracies 0.6 0.7 0.8 0.9 0.95] [--seeds 3]
                                                  [--baselines cbow bilstm] [--epochs 4]

@@ -1,4 +1,4 @@
-"""The one benchmark entry: a MultiNLI-shaped corpus at several sizes, every figure of issue 12
+"""The one benchmark entry: a MultiNLI-shaped corpus at several sizes, every scale figure
 as a ratio against a baseline measured in the same run.
 
     .venv/bin/python bench/run.py --scale multinli                         # 43k pairs, quick
@@ -250,7 +250,7 @@ def _sync_maintained(dataset):
     from corpus import tallies
 
     tallies.check_and_rebuild()
-    tallies.check_and_rebuild(None, hypothesis_tally.TALLY)  # the cost page's hypotheses per study (issue 24.3)
+    tallies.check_and_rebuild(None, hypothesis_tally.TALLY)  # the cost page's hypotheses per study
 
 
 def _flush(cursor, premises, pairs, labels):
@@ -608,7 +608,7 @@ def section_statistics(table, args, dataset):
     best, median = timed(lambda: agreement_stats(Scope.named(DATASET)), args.repeat)
     table.row("gold counts + full agreement report  vs count(*)", best, median, base)
     table.row("gold counts + full agreement report  vs pandas", best, median, pandas_best)
-    # Issue 42: α overall, per split and per genre from the tallies' vote histogram (one grouped read).
+    # α overall, per split and per genre from the tallies' vote histogram (one grouped read).
     best, median = timed(lambda: krippendorff_alpha(Scope.named(DATASET)), args.repeat)
     table.row("Krippendorff's alpha (overall/split/genre) vs count(*)", best, median, base)
     best, median = timed(lambda: krippendorff_alpha(Scope.named(DATASET), source="pairs"), args.repeat)
@@ -900,11 +900,11 @@ def main():
             if args.processes:
                 pool = section_claims_processes(table, args, pool, dataset)
                 table.print(f"claims at {size:,} pairs, {args.processes} processes")
-        if "claims_live" not in skip:  # issue 28: claims while claims are live, rounds on end
+        if "claims_live" not in skip:  # claims while claims are live, rounds on end
             import claims_live
 
             claims_live.run(argparse.Namespace(rounds=4, claims=min(args.claims, 150), concurrency=args.concurrency))
-        if "recompute" not in skip:  # issue 28: nothing to fix, every pair to fix, a submit's wait
+        if "recompute" not in skip:  # nothing to fix, every pair to fix, a submit's wait
             import recompute
 
             recompute.run(argparse.Namespace(repeat=max(1, min(args.repeat, 2)), skip=set(), no_vacuum=False))

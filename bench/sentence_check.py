@@ -1,4 +1,4 @@
-"""What the sentence-shape check (collection/sentence_shape.py, issue 50 item 4) costs real writing
+"""What the sentence-shape check (collection/sentence_shape.py) costs real writing
 and what it stops, and its time per submit against the rules before it, in the same run.
 
     .venv/bin/python bench/sentence_check.py [--data ../shared/data] [--list]

@@ -1,5 +1,5 @@
 """How often would an honest writer's completion code be held for shape refusals, and how often is
-a real hypothesis refused in another honest corpus (issue 50 item 4, collection/shape_holds.py)?
+a real hypothesis refused in another honest corpus (collection/shape_holds.py)?
 
     .venv/bin/python bench/shape_holds.py [--data ../shared/data]
 

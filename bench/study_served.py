@@ -1,4 +1,4 @@
-"""Issue 53: what a claim in a study with catch trials reads to keep the study's share, at crowd scale.
+"""What a claim in a study with catch trials reads to keep the study's share, at crowd scale.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/study_served.py \\
         [--claims 160000] [--sessions 847] [--pairs 40000] [--repeat 5]

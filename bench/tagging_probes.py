@@ -1,4 +1,4 @@
-"""Issue 53 item 2: the background probes that asked "anything new?" of every pair, at MultiNLI scale.
+"""The background probes that asked "anything new?" of every pair, at MultiNLI scale.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/tagging_probes.py \\
         [--pairs 433000] [--other 20000] [--repeat 5]

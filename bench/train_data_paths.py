@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/train_data_paths.py [--pairs 320] [--rounds 3] [--dim 64] [--models ...]
 
-  host    batches collated in Python from the epoch's examples (data.make_batches), the path before issue 23
+  host    batches collated in Python from the epoch's examples (data.make_batches), the legacy path
   device  batches sliced out of the resident training set (device_data.DeviceTrainSet), today's path
 Both build their epoch inside the clock, as loop.train does, and train the same batches (seeded), so
 only the data path differs. The clock is the process's CPU time with one torch thread: other

@@ -1,4 +1,4 @@
-"""Benchmark: triage in the validation claim order (issue 57), on a fresh database.
+"""Benchmark: triage in the validation claim order, on a fresh database.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_x .venv/bin/python bench/triage_claims.py
 

@@ -1,4 +1,4 @@
-"""Typing evidence (issue 40): false flags on typed text, detection of every other way in.
+"""Typing evidence: false flags on typed text, detection of every other way in.
 
     .venv/bin/python bench/typing_evidence.py [--hypotheses 200] [--concurrency 8] [--seed 0] [--clock virtual]
 
@@ -9,7 +9,7 @@ evidence with the server's own code (authorship.evidence.read_evidence, then
 authorship.judgements.page_field_flags, the page's fields together). Each hypothesis goes in every way:
 
 - typed: real key events (Playwright's keyboard), the typist's mean inter-key interval drawn from
-  150-300 ms (issue 72's honest writers; Dhakal et al. 2018, "Observations on Typing from 136
+  150-300 ms (measured honest writers; Dhakal et al. 2018, "Observations on Typing from 136
   Million Keystrokes", CHI '18: 239 ms on average over 168,000 typists); each interval ~ lognormal
   around that mean with a coefficient of variation drawn from 0.35-0.7 (an assumption: the paper
   gives intervals per letter pair, not this spread), x1.2-2 before a word's first letter;
@@ -18,7 +18,7 @@ authorship.judgements.page_field_flags, the page's fields together). Each hypoth
 - pasted (a trusted Ctrl+V from the clipboard), set by script (value = text), set by script
   with a synthetic input event, dropped (a trusted drag-and-drop of text), and typed by a program
   at an even pace (one key every 100 ms, every 30 ms) or with its gaps spread uniformly by
-  +-30% or 60% around 100 ms or 240 ms (a program that adds jitter: issue 72's Playwright bots).
+  +-30% or 60% around 100 ms or 240 ms (a program that adds jitter, as Playwright bots do).
 With --clock virtual (the default) the page's clock is held (Playwright's clock) and moved by each
 drawn gap, so the intervals are the drawn ones however loaded the machine; --clock real sleeps.
 A typed hypothesis with any flag is a false flag; any other way is detected when it gets a flag.
@@ -187,7 +187,7 @@ async def one(browser, way, texts, seed):
             await page.clock.install()
             await page.clock.pause_at(time.time() + 1)  # seconds: Python's Playwright reads a number so
         await page.goto(URL)
-        # The server's clock (issue 50): the page's own clock (held or real) stands for it. A claim is
+        # The server's clock: the page's own clock (held or real) stands for it. A claim is
         # served before its page loads; timing it from the loaded page (just after typing_evidence.js
         # started) gives the shortest lifetime the server could see.
         served_ms = await page.evaluate("performance.now()")

@@ -1,4 +1,4 @@
-"""Benchmark: bounded uploads (issue 49, item 4). Two figures, each in a fresh subprocess so its
+"""Benchmark: bounded uploads. Two figures, each in a fresh subprocess so its
 peak resident memory (ru_maxrss) is its own:
 
 1. **Reading a plain-text upload without blank lines**: a file of unique one-sentence lines and no

@@ -127,7 +127,7 @@ def main():
         ("2 median seconds", selectors.median_seconds),
         ("3 catch-trial figures", selectors.catch_figures),
         ("4 writer figures", selectors.writer_figures),
-        ("the same from the worker tally (issue 53)", worker_tally.worker_sums),
+        ("the same from the worker tally", worker_tally.worker_sums),
         ("worker_quality() with flags", selectors.worker_quality),
     ]
     base = None

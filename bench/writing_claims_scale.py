@@ -1,4 +1,4 @@
-"""Writing claims at MultiNLI scale when a genre of the study's pool has nothing left (issue 76, item 4).
+"""Writing claims at MultiNLI scale when a genre of the study's pool has nothing left.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_h1 \\
         nice -n 10 .venv/bin/python bench/writing_claims_scale.py [--premises 433000] [--claims 150]

@@ -1,4 +1,4 @@
-"""A release a downstream user can load (issues 42.4, 49.5): Parquet per split and a Hugging Face dataset card.
+"""A release a downstream user can load: Parquet per split and a Hugging Face dataset card.
 
 `make_release(snapshot, folder)` writes the release of any done snapshot (training splits or
 none, matched/mismatched evaluation files, label rows, typing flags) into a local folder;

@@ -1,4 +1,4 @@
-"""The admin is a door that checks (issue 70): every registered admin, read from
+"""The admin is a door that checks: every registered admin, read from
 admin.site._registry, for another team's owner, each role of the owning team and a superuser:
 its list and its filters' choices, its change, add and delete pages and its actions. A new admin
 registered without the common base (dashboard.admin_teams.TeamDoor) fails the first test."""

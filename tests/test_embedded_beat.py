@@ -1,6 +1,6 @@
 """The embedded mode (no broker) runs the one beat schedule (`CELERY_BEAT_SCHEDULE`) in a thread of the
 web process: under `make demo` a closing adversarial round moves on and the tallies' deltas are folded
-with no `celery beat` running (issue 41, item 6)."""
+with no `celery beat` running."""
 
 import time
 from datetime import timedelta

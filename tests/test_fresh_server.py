@@ -1,5 +1,5 @@
 """A fresh web process's first requests: no 500 from the task registry, and no arrival tasks in
-the broker-less mode (issue 27: a fresh server's first writing submits answered 500 after their
+the broker-less mode (a fresh server's first writing submits answered 500 after their
 pairs were saved, 7 in one load run)."""
 
 import json

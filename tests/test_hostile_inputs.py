@@ -1,4 +1,4 @@
-"""Hostile input gets a clear 4xx, never a 5xx (issue 27: 10 routes answered 500, three of them
+"""Hostile input gets a clear 4xx, never a 5xx (10 routes answered 500, three of them
 open to participants). The named cases first, then every URL pattern fuzzed with hostile path,
 query, form and JSON values as a researcher, a worker and an anonymous visitor."""
 

@@ -1,5 +1,5 @@
 """Imports are all or nothing: a run that fails unexpectedly after some chunks were written keeps
-none of them and is marked failed with the reason (issue 11, item 5).
+none of them and is marked failed with the reason.
 
 The failure is real, not a mock: a trigger in the database refuses one row deep in the file (as a
 constraint would), so the INSERT of a late chunk raises a database error after earlier chunks

@@ -1,4 +1,4 @@
-"""The login lockout behind a proxy and under load (issue 58, items 8 and 9).
+"""The login lockout behind a proxy and under load.
 
 Item 8: behind a reverse proxy the client's address is the *last* X-Forwarded-For entry, the one
 the proxy appended; the first entries are whatever the client sent. Item 9: the counters are one

@@ -1,4 +1,4 @@
-"""Login lockout and failed API tokens as an attacker tries them (issue 39, attack 6):
+"""Login lockout and failed API tokens as an attacker tries them:
 look-alike spellings of one username share one count, parallel tries check at most the limit,
 the owner still logs in from their own address, pauses grow, a researcher can unlock an account,
 and bad tokens get 429 from an address after a limit (base/login_throttle.py)."""

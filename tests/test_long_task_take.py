@@ -1,4 +1,4 @@
-"""`long_tasks.take` on a row already running (issue 58, item 13): a redelivered task must not start
+"""`long_tasks.take` on a row already running: a redelivered task must not start
 a second run of a row whose heartbeat is fresh, nor of a row that has no heartbeat yet but started a
 moment ago; it takes over a row whose heartbeat went stale, or one silent since its start for
 STALE_RUNNING_AFTER. Until now it was tested on pending rows only."""

@@ -1,4 +1,4 @@
-"""Long tasks survive a dead process (issue 39, item 8): a `running` row whose heartbeat stopped is
+"""Long tasks survive a dead process: a `running` row whose heartbeat stopped is
 started again (a bounded number of times) or failed with a message, by the one reaper
 (base/long_tasks.py), instead of staying `running` until the broker's visibility
 timeout (6 h). Rows here are made stale by hand; tests/modeling/test_export_worker_killed.py kills

@@ -1,4 +1,4 @@
-"""Names that say one thing (issue 22 item 3; docs/architecture.md, "Words").
+"""Names that say one thing (docs/architecture.md, "Words").
 
 A *worker* is a crowdworker; a machine that trains runs is a *node* and a Celery process a
 *Celery worker*. A *claim* is a crowdworker's hold on a task; a node's hold on a training run is
@@ -171,7 +171,7 @@ def lease(reporter, node_token, lease_id=None, celery_worker_commands=None):
 
 
 def test_every_model_has_an_english_plural_in_the_admin():
-    """Django adds an "s": "monitor refreshs", "pair tallys" (issue 41). A model whose name ends in
+    """Django adds an "s": "monitor refreshs", "pair tallys". A model whose name ends in
     y, s, sh, ch or x names its plural."""
     from django.apps import apps
 

@@ -171,7 +171,7 @@ def static_settings(**env_changes):
 
 
 def test_production_settings_serve_static_files_from_the_app_with_hashed_compressed_names():
-    """Nothing served /static/ with DEBUG off (issue 49.1): gunicorn serves no files and the proxy
+    """Nothing served /static/ with DEBUG off: gunicorn serves no files and the proxy
     only proxies. The production settings put WhiteNoise right after SecurityMiddleware and name
     files from collectstatic's manifest (hashed, compressed, cached for a year)."""
     backend, middleware, autorefresh, finders = static_settings(DEBUG="0", SECRET_KEY=GOOD_KEY)

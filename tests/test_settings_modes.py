@@ -89,7 +89,7 @@ def test_embedded_mode_uses_the_cluster_in_the_checkout_and_runs_tasks_in_proces
     assert answer["cache"] == "LocMemCache"
     assert answer["sessions"] == "db"  # a process's own cache would serve another's stale session
     assert answer["training_queue"] == "gpu"
-    # No broker: new pairs are not tagged inside the request or the import (issue 28.6).
+    # No broker: new pairs are not tagged inside the request or the import.
     assert answer["artifacts_on_arrival"] is False
 
 
@@ -155,7 +155,7 @@ def test_the_vendor_check_sees_a_branch():
 
 def test_no_code_outside_migrations_branches_on_the_database_vendor():
     """PostgreSQL is the only database (settings refuse the rest): a branch on the vendor is a
-    second path nothing runs (issue 56)."""
+    second path nothing runs."""
     skipped = {".venv", "var", "migrations", "tests", "node_modules"}
     found = [
         f"{path.relative_to(REPO_ROOT)}:{line}: {text}"

@@ -1,4 +1,4 @@
-"""The access matrix (issue 55): every researcher URL of the dashboard and every API route, for
+"""The access matrix: every researcher URL of the dashboard and every API route, for
 anonymous visitors, a crowd participant, a researcher of another team, each role of the owning
 team and a superuser. The URL lists are read from the URLconf, so a new URL fails the test until
 it is put in one of the classes below (and with it in the matrix of docs/teams.md)."""

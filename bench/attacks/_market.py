@@ -1,10 +1,10 @@
-"""What the identity attacks share (issue 50.1): the market STAND-IN (tests/markets/standin.py, a
+"""What the identity attacks share: the market STAND-IN (tests/markets/standin.py, a
 real HTTP server speaking Prolific's API v1) on the port the server under attack was told about.
 
 The server must be started with PROLIFIC_API_URL=http://127.0.0.1:<ATTACK_MARKET_PORT>/api/v1/
 (8899 unless ATTACK_MARKET_PORT says otherwise) and the MARKET_CREDENTIALS_KEY the judge has, so its
-arrival checks (markets.identity) ask this stand-in. A server that asks no market (the code
-before issue 50.1) never calls it: the attack measures what the server lets through either way.
+arrival checks (markets.identity) ask this stand-in. A server that asks no market (one without
+arrival checks) never calls it: the attack measures what the server lets through either way.
 """
 
 import os

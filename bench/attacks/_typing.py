@@ -1,4 +1,4 @@
-"""What the typing-evidence attacks share (issue 50, item 1): writing studies to attack, a writer who
+"""What the typing-evidence attacks share: writing studies to attack, a writer who
 speaks HTTP only and posts canned sentences with whatever typing record the attack forges, and the
 judge's count of codes and flags.
 

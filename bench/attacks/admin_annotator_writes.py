@@ -1,8 +1,8 @@
 """Attack: a team's annotator changes its data through /admin/.
 
-Every role joins the researchers group, and before issue 70 the admin's write rights came from the
-group alone: an annotator (view and label only on the dashboard) edited a pair's hypothesis in the
-admin, with no audit entry. Per round, the annotator of team A tries:
+Every role joins the researchers group, and an admin whose write rights come from the
+group alone lets an annotator (view and label only on the dashboard) edit a pair's hypothesis in
+the admin, with no audit entry. Per round, the annotator of team A tries:
 
   "edit hypothesis"  the pair's change page's form posted back with another hypothesis: stored?
   "delete pair"      the pair's delete page confirmed: gone?

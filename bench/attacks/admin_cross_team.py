@@ -1,7 +1,7 @@
 """Attack: team B's owner reaches team A's crowd workers and dataset names through /admin/.
 
-Workers are shared by the teams; before issue 70 the worker admin listed every worker to every
-researcher and let any of them change a worker's market id and trust flag (team A's next bonus
+Workers are shared by the teams; a worker admin not scoped by team lists every worker to every
+researcher and lets any of them change a worker's market id and trust flag (team A's next bonus
 then goes to the id B typed). Per round, B's owner (a staff account in the researchers group, an
 owner of team B only) tries:
 

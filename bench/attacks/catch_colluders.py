@@ -1,4 +1,4 @@
-"""Colluders pooling what they were shown (issue 51, item 4): can forty ids together tell catch trials?
+"""Colluders pooling what they were shown: can forty ids together tell catch trials?
 
 One participant sees a batch; forty who pool their pages see how often each premise and each pair
 comes round, with how many hypotheses a premise appears, when it first appeared, where in a batch it

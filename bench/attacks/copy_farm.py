@@ -1,4 +1,4 @@
-"""Copies across writers and sessions (issue 50, item 3): a template farm, and one id over many visits.
+"""Copies across writers and sessions: a template farm, and one id over many visits.
 
 Against a writing study that holds the codes of flagged sessions (`typing_evidence_action = hold`,
 three tasks a visit, from bench/attacks/_typing.setup), every page sent with a typing record that
@@ -11,9 +11,9 @@ left to catch it is that its sentences are copies:
 - repeat: one id arrives three times with a new session id each time (as MTurk assignments come)
   and writes the same nine sentences each visit.
 
-Success for the attacker is a completion code shown. Before issue 50.3 copies were looked for only
-inside one session: 10 of 10 farm codes and 3 of 3 repeat codes. After, every visit whose third of
-hypotheses are copies of earlier ones is held; the first farm id, whose sentences are the first of
+Success for the attacker is a completion code shown. A check for copies inside one session
+alone lets through 10 of 10 farm codes and 3 of 3 repeat codes. Across sessions, every visit whose
+third of hypotheses are copies of earlier ones is held; the first farm id, whose sentences are the first of
 their kind, is counted too (it cannot be told from an honest writer when it submits).
 """
 

@@ -1,9 +1,9 @@
 """Attack: team B's owner starts an aggregation run on team A's dataset, and A's data decides B's
 snapshot.
 
-Before issue 70 the aggregation form (dashboard:aggregation) listed every team's datasets and
-started a run on any slug posted, and a snapshot of "all datasets" was checked across every team's
-datasets: one team's two-way dataset refused every other team's all-datasets snapshot. Per round,
+An aggregation form (dashboard:aggregation) not scoped by team lists every team's datasets and
+starts a run on any slug posted, and a snapshot of "all datasets" checked across every team's
+datasets lets one team's two-way dataset refuse every other team's all-datasets snapshot. Per round,
 B's owner (an owner of team B only) tries:
 
   "form lists A"     the aggregation page: does it offer A's dataset?

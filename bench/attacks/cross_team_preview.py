@@ -1,8 +1,8 @@
 """Attack: team B's owner previews team A's studies and is served A's premises and pairs.
 
-A researcher's preview (crowd.preview) walks a study's tasks as a participant. Before issue 70 the
-preview's start (/study/<slug>/preview/) looked the study up by its slug alone, so any researcher
-previewed any team's study. Per round and per study of A (writing, validation), B's owner (a staff
+A researcher's preview (crowd.preview) walks a study's tasks as a participant. A preview
+start (/study/<slug>/preview/) that looks the study up by its slug alone lets any researcher
+preview any team's study. Per round and per study of A (writing, validation), B's owner (a staff
 account in the researchers group, an owner of team B only) tries:
 
   "ask"     the preview's page (GET): does it show A's study?

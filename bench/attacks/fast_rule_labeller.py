@@ -1,7 +1,7 @@
-"""Fast rule-based labellers (issue 51): the rule labellers of `rule_labeller` (same study of SNLI
+"""Fast rule-based labellers: the rule labellers of `rule_labeller` (same study of SNLI
 dev pairs, same rule), but submitting each batch 1.5 s after it is served (0.3 s an item): the pace
-the workers page calls "too fast". Before issue 51 that was a flag on the workers page only; the
-quality test now counts it as evidence.
+the workers page calls "too fast". Beyond that flag on the workers page, the
+quality test counts it as evidence.
 
     DATABASE_URL=postgres://... .venv/bin/python bench/attacks/run.py --base-url http://127.0.0.1:8831 --only fast_rule_labeller
 

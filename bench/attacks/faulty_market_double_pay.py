@@ -1,4 +1,4 @@
-"""Attack: a faulty market makes the lab pay its crowd twice (issue 70, "payments against a faulty
+"""Attack: a faulty market makes the lab pay its crowd twice ("payments against a faulty
 market").
 
 Two scenes against the market STAND-IN (tests/markets/standin.py, Prolific's API v1 on
@@ -12,8 +12,8 @@ participants owed one bonus of 0.25 each, paid by a researcher pressing the dash
                        does not show it yet), then "Pay" again.
 
 Measured: the cents the stand-in paid beyond what each participant was owed. Succeeded: a scene
-that paid anyone twice. Refused: 0 cents paid twice. Before issue 70 a 409 freed the bulk bonus's
-bonuses (+750 c on the next press) and "not paid" was believed from a record that had not caught up.
+that paid anyone twice. Refused: 0 cents paid twice. The faults it plays: a 409 that frees the bulk bonus's
+bonuses (+750 c on the next press), and "not paid" believed from a record that has not caught up.
 
 The server must ask this stand-in and open the credentials the judge seals (markets.sealing):
 

@@ -1,4 +1,4 @@
-"""Attack: a forged participant id on a study connected to its market (issue 50, attack 3; 50.1).
+"""Attack: a forged participant id on a study connected to its market.
 
 One person holds one real Prolific submission (the owner's) and opens the study link under other
 participant ids, each in a fresh browser, with that submission's SESSION_ID (the only id Prolific
@@ -75,7 +75,7 @@ def run(base_url: str, *, seed: int = 0, forged: int = FORGED) -> dict:
         "measure": "forged ids shown a completion code",
         "value": codes,
         "interval": _common.wilson_interval(codes, forged),
-        # Refused before any task (issue 50.1: Prolific is asked at arrival), not only after one.
+        # Refused before any task (Prolific is asked at arrival), not only after one.
         "at_chance_or_refused": codes == 0 and counting == 0 and ids_shown == 0,
         "detail": (
             f"{codes} of {forged} forged ids got a code; {ids_shown} were shown {pairs_shown} pairs; "

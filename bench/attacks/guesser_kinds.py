@@ -155,7 +155,7 @@ def run(base_url: str, *, seed: int = 0) -> dict:
         "measure": "share of clicker sessions that earned a code",
         "value": round(share, 4),
         "interval": wilson(codes, tries),
-        # Issue 51 item 6: at most one clicker in 24 keeps a code (the chance test alone let about
+        # At most one clicker in 24 keeps a code (the chance test alone let about
         # one in ten through; the quality test, a clicker being far below a study's poor level, holds the rest).
         "at_chance_or_refused": codes <= tries // 24,
         "detail": "; ".join(f"{kind}: {text}" for kind, text in per_kind.items()),

@@ -1,4 +1,4 @@
-"""Hoarders (issue 51, item 5): twenty ids keep the last open pairs of a validation study from honest
+"""Hoarders: twenty ids keep the last open pairs of a validation study from honest
 arrivals by asking "More time" in every warning minute and "Get these pairs back" the moment a hold
 runs out.
 
@@ -19,9 +19,10 @@ the run goes step by step, `STEPS_PER_PERIOD` steps a claim period, for `PERIODS
 
 Scored (the judge, after each step): the tail is blocked while some pair still needs a label,
 every such pair is held by a hoarder's live claim, and none has a place an arrival could take as a
-backup claim (`validation.backup_claims`, issue 51; on a server without backups, held is blocked). The row: the longest run of blocked steps, in
-claim periods (refused when it is at most one: the hoarders' first claim, which nothing can
-refuse), and the detail the honest arrivals answered "no task" while pairs still needed labels.
+backup claim (`validation.backup_claims`; on a server without backups, held is blocked). The row:
+the longest run of blocked steps, in claim periods (refused when it is at most one: the hoarders'
+first claim, which nothing can refuse), and the detail the honest arrivals answered "no task" while
+pairs still needed labels.
 
 `run(..., reclaim=True)` (not the suite's row) measures a further hoarder: refused, it claims a new
 batch at once from /validate/next/, with any of its twenty ids. Figures: docs/holds.md.
@@ -89,7 +90,7 @@ def _advance_clock(study, step: timedelta) -> None:
 def _blocked(study, hoarder_pids: set[str]) -> tuple[bool, int]:
     """(whether the tail is closed to an arrival, how many pairs need a label). Closed: every pair
     still needing a label is held by a hoarder's live claim and, where the server serves backups
-    (`validation.backup_claims`, issue 51), none of them has a place an arrival could take as one."""
+    (`validation.backup_claims`), none of them has a place an arrival could take as one."""
     from django.utils import timezone
 
     from corpus.models import LABELS_PER_PAIR, Pair

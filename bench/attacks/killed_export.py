@@ -1,5 +1,5 @@
 """Attack: kill -9 the Celery worker in the middle of a snapshot export and see how long the
-snapshot stays `running` (issue 39, item 8).
+snapshot stays `running`.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> \\
         .venv/bin/python bench/attacks/killed_export.py --base-url http://127.0.0.1:8850 \\

@@ -1,4 +1,4 @@
-"""Login lockout and token guessing, tried as an attacker would (issue 39, attack 6).
+"""Login lockout and token guessing, tried as an attacker would.
 
 Four phases, each from its own loopback address (127.0.0.x: Linux routes the whole 127/8 to the
 machine, so the server sees distinct REMOTE_ADDRs without trusting any header):

@@ -1,4 +1,4 @@
-"""Many ids from one browser (issue 50, attack 3): one person arrives as N Prolific participant ids
+"""Many ids from one browser: one person arrives as N Prolific participant ids
 in turn, all from one browser (one cookie jar, so one device cookie), and finishes each id's
 session, answering as the researchers would (every catch trial earns the study's bonus). Do the
 extra ids earn completion codes, and are their bonuses in the Prolific bulk-bonus file?

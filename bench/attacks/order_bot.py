@@ -1,4 +1,4 @@
-"""The order bot (issue 39, attack 2): labels a validation batch from the premises and positions alone.
+"""The order bot: labels a validation batch from the premises and positions alone.
 
 It never reads a hypothesis. The writing task saves one premise's three pairs entailment, neutral,
 contradiction; if a batch serves them in that order, the items of one premise give their labels away

@@ -1,4 +1,4 @@
-"""Copies that survive paraphrase (issue 72, item 3): a template farm that changes one word of each
+"""Copies that survive paraphrase: a template farm that changes one word of each
 sentence, and a farm of sentences of at most four words.
 
 Against a writing study that holds the codes of flagged sessions (`typing_evidence_action = hold`,

@@ -1,4 +1,4 @@
-"""Rule-based labellers (issue 51): validators who never read for meaning but label every pair by
+"""Rule-based labellers: validators who never read for meaning but label every pair by
 one cheap rule (`bench/attacks/_rule_labeller.py`: word overlap, negation and artifact cues), at a
 human pace. Their labels agree with SNLI's gold about half the time: well above chance (1/3), so
 the chance test lets them through, and well below an ordinary worker.
@@ -10,7 +10,7 @@ SNLI dev pairs (`/work/shared/data/snli_1.0_dev.jsonl`, or NLI_SHARED_DATA): 160
 their three hypotheses, the written label being the pair's first annotator's (SNLI's author), plus
 20 premises whose pairs are catch trials with the gold label as the researchers' reference; 10% of
 each batch's places are catch trials, 0.10 bonus a match, six batches of five a code, codes held at
-chance (`hold_code_at_chance`; after issue 51 the study's quality levels apply too, at their
+chance (`hold_code_at_chance`; the study's quality levels apply too, at their
 defaults). Then 40 participants (in threads, at once) arrive by the study link and answer every
 batch by the rule, sleeping about 5 s an item before each submit (the server times an item from
 the claim to the submit); then each takes part, under the same id, in a second study built the
@@ -19,7 +19,7 @@ same way from other SNLI premises (the tests weigh a worker's labels across stud
 the detail each study's codes, the catch bonuses earned (ledger rows) and the codes held with a
 reason.
 
-The beat's correlated-error check (issue 51, `quality.aggregate_changed_datasets`, every
+The beat's correlated-error check (`quality.aggregate_changed_datasets`, every
 CORRELATED_CHECK_INTERVAL_SECONDS in production) runs in this judge's process every
 RULE_LABELLER_CHECK_SECONDS while the sessions run (unset or 0: never, the platform before the
 check ran by itself): the same task function the beat calls, its runs fitted here as a worker would.

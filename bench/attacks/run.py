@@ -1,4 +1,4 @@
-"""Run the standing attack suite (issue 39) against a running server and print one row per attack.
+"""Run the standing attack suite against a running server and print one row per attack.
 
     DATABASE_URL=postgres://... .venv/bin/python bench/attacks/run.py --base-url http://127.0.0.1:8000 \\
         [--only order_bot] [--seed 0] [--json results.json]

@@ -1,5 +1,5 @@
 """Attack: a writer validates their own pairs from a fresh browser under a second participant id
-(issue 50, attack 3; 50.1: verifiers and validators are never the writer).
+(verifiers and validators are never the writer).
 
 The writer wrote every pair of a validation study's queue under their real Prolific id, in a
 writing study (their submission's SESSION_ID is theirs on the market STAND-IN, bench/attacks/
@@ -11,7 +11,7 @@ one they made up ("made-up session"), and take two batches each.
         .venv/bin/python bench/attacks/run.py --base-url http://127.0.0.1:8000 --only self_validation_second_id
 
 Succeeded: a second id offered any of the writer's pairs. Refused: none offered, and none of the
-second ids' labels count towards gold. Since the arrival check (issue 50.1: Prolific is asked in the
+second ids' labels count towards gold. Since the arrival check (Prolific is asked in the
 arrival request, `markets.identity.check_at_arrival`), a made-up session is refused before its first
 batch; before it, each made-up session's id was shown a batch of the writer's pairs before the
 Celery task's refusal arrived. A label a pending session writes waits out of gold

@@ -1,4 +1,4 @@
-"""Stranded participants (issue 73, defect 6): a study whose pool runs out mid-visit leaves the
+"""Stranded participants: a study whose pool runs out mid-visit leaves the
 participants who did some of their batches with "try again in a little while", no code and no
 word on what to do, and the study page counts them as in progress.
 

@@ -1,4 +1,4 @@
-"""Study-link takeover, tried as an attacker would (issue 39, attack 9).
+"""Study-link takeover, tried as an attacker would.
 
 A participant (the victim) opens a writing study's link in their browser, writes the task and
 sees their completion code. Another browser (the attacker) then opens the same link with the

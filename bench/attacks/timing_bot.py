@@ -1,4 +1,4 @@
-"""The timing bot (issue 39, attack 7): tells batches with a catch trial from those without by how long
+"""The timing bot: tells batches with a catch trial from those without by how long
 the server takes to hand them out.
 
 Times `/validate/next/` (the claim) and the batch page for every batch; the judge (Django against the

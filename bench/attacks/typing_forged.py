@@ -1,4 +1,4 @@
-"""Forged human-looking typing evidence (issue 50, attack 1): a plain HTTP writer posts canned
+"""Forged human-looking typing evidence: a plain HTTP writer posts canned
 sentences with a record a person's typing would leave, and submits at once.
 
     DATABASE_URL=postgres://... .venv/bin/python bench/attacks/run.py --base-url http://127.0.0.1:8830 --only typing_forged

@@ -1,4 +1,4 @@
-"""Impossible typing evidence (issue 50, attack 1): records no typing could leave.
+"""Impossible typing evidence: records no typing could leave.
 
     DATABASE_URL=postgres://... .venv/bin/python bench/attacks/run.py --base-url http://127.0.0.1:8830 --only typing_impossible
 

@@ -1,4 +1,4 @@
-"""A program typing in a real browser at an even pace with a uniform jitter (issue 72): Playwright
+"""A program typing in a real browser at an even pace with a uniform jitter: Playwright
 types template sentences key by key into the real writing page, each gap 240 ms +-60% or
 100 ms +-60% (a coefficient of variation of 0.35, as wide as many people's), then submits.
 

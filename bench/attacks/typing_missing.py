@@ -1,4 +1,4 @@
-"""Missing typing evidence (issue 50, attack 1): a writer whose submits carry no `typing_evidence`
+"""Missing typing evidence: a writer whose submits carry no `typing_evidence`
 field at all, as a bot (or a page without script) sends them.
 
     DATABASE_URL=postgres://... .venv/bin/python bench/attacks/run.py --base-url http://127.0.0.1:8830 --only typing_missing

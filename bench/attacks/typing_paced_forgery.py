@@ -1,4 +1,4 @@
-"""A forged typing record that fits the server's clock field by field (issue 72, item 2): a plain HTTP
+"""A forged typing record that fits the server's clock field by field: a plain HTTP
 writer takes a task, waits the page's characters x 60 ms (a quarter of the mean human pace, the old
 floor), and posts template sentences with a self-consistent record per field whose first key and
 typing each fit the wait, so that the three fields together claim two to three times the seconds

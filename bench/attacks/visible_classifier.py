@@ -1,4 +1,4 @@
-"""A classifier over everything a participant can see (issue 39, extending issue 27's attack): does
+"""A classifier over everything a participant can see (extending tests/validation/catch_attack.py): does
 any of it tell an item's author label, or whether it is a catch trial?
 
 Participants take part by HTTP and answer at random; per item the attacker records what the pages

@@ -1,4 +1,4 @@
-"""Word salad on the writing tasks (issue 50 item 4): do shuffled common words ("Banana water
+"""Word salad on the writing tasks: do shuffled common words ("Banana water
 purple under city simply chair.") reach the adversarial model, get saved as hypotheses and earn
 completion codes?
 

@@ -1,5 +1,5 @@
-"""The adversarial task's finish keeps the cost page's hypothesis count (collection.hypothesis_tally,
-issue 24.3): one pair counted for a task that gives one, none for a task that gives none."""
+"""The adversarial task's finish keeps the cost page's hypothesis count (collection.hypothesis_tally):
+one pair counted for a task that gives one, none for a task that gives none."""
 
 import pytest
 from django.urls import reverse

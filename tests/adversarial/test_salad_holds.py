@@ -1,4 +1,4 @@
-"""A salad bot on the adversarial page (issue 50 item 4, the rest): one salad in four got past the
+"""A salad bot on the adversarial page: one salad in four got past the
 shape check and fooled the model, and its example went to verifiers for dev. Its session's shape
 refusals now hold its code (collection/shape_holds.py), and its fooled examples wait out of the
 verification queue until a researcher releases the hold."""

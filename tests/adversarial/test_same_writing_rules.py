@@ -1,4 +1,4 @@
-"""Issue 39 item 3: every task that creates a hypothesis goes through the same writing rules. The
+"""Every task that creates a hypothesis goes through the same writing rules. The
 adversarial task took keyboard mash (`xrcm qwbw xnqb` fooled the target and earned a code); it now
 refuses what the writing page refuses, with the same words, and the model is never asked."""
 

@@ -1,4 +1,4 @@
-"""A simulated adversarial round, end to end (issue 25, "How to show it").
+"""A simulated adversarial round, end to end.
 
 A target trained on a few hundred SNLI-style pairs through the real export and training run;
 scripted writers who sometimes fool it (they know the target learnt cue words, and use another

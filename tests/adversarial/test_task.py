@@ -1,5 +1,5 @@
 """The adversarial writing task through its pages: tries, the model's answer, the reason, the pairs
-kept, and the safety rules for a paid crowd (issue 25 §1 and §4)."""
+kept, and the safety rules for a paid crowd."""
 
 import pytest
 from django.urls import reverse
@@ -195,7 +195,7 @@ def test_the_page_reads_as_english_defines_the_labels_and_counts_the_try_the_rea
     client, make_worker, model, target
 ):
     """ "a sentence that is might be correct" and "try 2 of 3" while asking for try 1's reason were
-    on the page (issue 41, item 7); every target reads as a sentence and the labels are defined."""
+    on the page; every target reads as a sentence and the labels are defined."""
     study, _ = adversarial_study(target_endpoint=model.url, max_tries=3)
     task, url = start(client, make_worker(), study)
     AdversarialTask.objects.filter(pk=task.pk).update(target_label=target)

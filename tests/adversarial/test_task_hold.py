@@ -1,4 +1,4 @@
-"""The adversarial task's line shows its hold and can be renewed (issue 41, item 5): "More time" in
+"""The adversarial task's line shows its hold and can be renewed: "More time" in
 its last minutes keeps the worker's own line; another worker's token is a 404."""
 
 from datetime import timedelta

@@ -1,4 +1,4 @@
-"""Issue 39 item 3: verifiers of an adversarial example are never the writer or ids linked to the
+"""Verifiers of an adversarial example are never the writer or ids linked to the
 writer's device, nor excluded workers, and the bonus waits for verification by unlinked people.
 
 Before: two ids of one person verified `xrcm qwbw xnqb`, paid its bonus and made it verified dev/test

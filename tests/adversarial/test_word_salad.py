@@ -1,6 +1,5 @@
-"""Issue 50 item 4 on the adversarial page: word salad ("Banana water purple under city simply
-chair.") reached the model on every try and fooled it; it is now refused with the writing page's
-message and the model is never asked."""
+"""Word salad on the adversarial page ("Banana water purple under city simply chair.") would fool the
+model on every try: it is refused with the writing page's message and the model is never asked."""
 
 import pytest
 from django.urls import reverse

@@ -93,7 +93,7 @@ def shown(figures):
 
 
 def test_the_corpus_pages_tag_figures_equal_a_fresh_count_as_pairs_are_tagged_and_validated():
-    """Issue 28.5: the one grouped read (and the maintained pair count) give exactly what counting
+    """The one grouped read (and the maintained pair count) give exactly what counting
     every pair gives, in every scope, and still after labels move gold labels."""
     ds = factories.dataset("d")
     for index, (genre, gold, tags, split) in enumerate(

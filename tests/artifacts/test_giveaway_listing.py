@@ -84,7 +84,7 @@ def test_the_artifacts_page_opens_on_the_kept_listing(client, researcher, settin
 
 
 def test_a_datasets_listing_is_kept_once_so_the_page_follows_the_tally_at_once(client, researcher, settings):
-    """Kept in the database only, not in the figure cache as well (issue 52.4): a page opened
+    """Kept in the database only, not in the figure cache as well: a page opened
     right after the word tally moved shows the new words, not the figure cache's copy."""
     settings.DASHBOARD_CACHE_SECONDS = 60
     dataset = factories.dataset("kept-once")
@@ -106,7 +106,7 @@ def scans_of(plan, table):
 
 
 def test_the_newer_row_probe_reads_one_index_entry_whatever_the_other_datasets_wrote():
-    """Issue 53: "has the dataset a word tally row newer than its listing" read every newer row of
+    """The probe "has the dataset a word tally row newer than its listing" read every newer row of
     the other datasets (1.2M rows after another import), because the planner guessed that among
     so many rows above the mark one was the dataset's. With the statistics of a table where half
     the rows are the dataset's and half, all newer, another's, it reads one index entry."""

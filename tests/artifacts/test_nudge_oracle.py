@@ -1,4 +1,4 @@
-"""Issue 27 item 2: the writers' nudge is no labelling oracle.
+"""The writers' nudge is no labelling oracle.
 
 The attack: a participant sends a validation pair's hypothesis to /artifacts/score/ under each of
 the three labels and takes the one the hypothesis-only model calls guessable (or the highest p).

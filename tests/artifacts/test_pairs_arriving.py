@@ -55,7 +55,7 @@ def assert_every_pair_tagged(dataset: Dataset) -> None:
 
 def test_an_arrival_decides_from_the_tallies_not_from_every_pair(loaded_tagger, django_capture_on_commit_callbacks):
     """The arrival task's question ("anything untagged?") is two sums of tally rows; it used to be
-    an anti-join of every pair against every tag, 522 ms at 433k pairs (issue 53)."""
+    an anti-join of every pair against every tag, 522 ms at 433k pairs."""
     dataset, genre = writing_setup()
     pairs = [factories.pair(dataset, factories.premise(dataset, genre), ["neutral"]) for _ in range(3)]
     assert untagged_pairs(dataset) == 3

@@ -148,7 +148,7 @@ def _tagged_and_parsed(pairs):
 
 
 def test_a_job_tagging_in_a_process_of_its_own_stores_what_tagging_here_stores(parsing_tagger, settings):
-    # Issue 28: a large job tags in a spawned process while its own process reads and stores,
+    # A large job tags in a spawned process while its own process reads and stores,
     # pipelined. Same tags and parses as tagging in the job's process, written and imported pairs
     # alike, in batches smaller than the job (several round trips to the tagging process).
     written = factories.dataset("written")

@@ -246,7 +246,7 @@ def _tiny_file(tmp_path):
 def test_without_a_broker_import_pairs_tags_its_pairs_with_a_progress_bar_and_a_job(
     settings, tmp_path, loaded_tagger, capsys
 ):
-    """Issue 28.6: nothing tags in the background without a broker, so the command does, showing
+    """Nothing tags in the background without a broker, so the command does, showing
     its progress (a bar here, the TaggingJob's done/total on the dashboard)."""
     settings.ARTIFACTS_ON_ARRIVAL = False
     call_command("import_pairs", str(_tiny_file(tmp_path)), dataset="tiny")

@@ -1,4 +1,4 @@
-"""The audit log (issue 55): append-only, and one entry for each researcher action, written by the
+"""The audit log: append-only, and one entry for each researcher action, written by the
 service that acts, with who, what, before and after, and why."""
 
 from decimal import Decimal

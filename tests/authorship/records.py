@@ -1,5 +1,5 @@
 """Typing records as typing_evidence.js writes them, for the tests, and a claim made to look as old
-as a person's typing takes (the server judges a record against its claim's lifetime, issue 50)."""
+as a person's typing takes (the server judges a record against its claim's lifetime)."""
 
 import json
 from datetime import timedelta

@@ -267,7 +267,7 @@ def population_skewness(gaps):
 
 
 def test_the_page_sends_the_skewness_of_its_intervals(writing_page):
-    """typing_evidence.js's running sums give the skewness of the intervals the keys had (issue 72)."""
+    """typing_evidence.js's running sums give the skewness of the intervals the keys had."""
     page = writing_page()
     pause_the_clock(page)
     text = SENTENCES["entailment"]

@@ -1,4 +1,4 @@
-"""Copies across writers, sessions and studies (issue 50, item 3; authorship.copies): a new hypothesis
+"""Copies across writers, sessions and studies (authorship.copies): a new hypothesis
 is looked up among every earlier written one at submit, the copy is flagged, and a study that holds
 codes holds the code of a session of copies, as it does for untyped sentences."""
 
@@ -229,7 +229,7 @@ def test_the_workers_page_shows_copies_per_writer_and_which_ids_share_which_sent
     assert 'repeater</span> <span class="muted small">(2, 2)' in again
 
 
-# Paraphrases (issue 72, item 3): each id changes another word of each template sentence.
+# Paraphrases: each id changes another word of each template sentence.
 WORD_CHANGES = [
     {"crowd": "audience", "album": "record", "silent": "quiet"},
     {"band": "group", "songs": "tunes", "empty": "deserted"},

@@ -61,8 +61,8 @@ def test_text_the_record_does_not_explain_is_not_typed():
 
 
 def test_text_all_there_when_the_page_opened_is_not_typed():
-    """Issue 50: "every character prefilled" was explained, so unflagged; a draft restored by the
-    page keeps its own counts (typing_evidence.js), so prefilled text is text nobody typed here."""
+    """Text all there when the page opened is flagged as not typed: a draft restored by the page keeps
+    its own counts (typing_evidence.js), so prefilled text is text nobody typed here."""
     assert judgements.field_flags(FieldEvidence(prefilled=len(TEXT)), TEXT) == [Flag.NOT_TYPED]
 
 

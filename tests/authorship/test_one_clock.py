@@ -1,4 +1,4 @@
-"""One clock per page and a pace floor from measured human typing (issue 72, item 2): the typing
+"""One clock per page and a pace floor from measured human typing: the typing
 all of a page's fields claim must fit, together, inside the time the server saw the task open; the
 page's floor is the 99.9th-percentile typist's pace (Dhakal et al. 2018), not a quarter of the mean;
 and the intervals' shape (skewness) tells a jittered even pace from a person's long-tailed one."""

@@ -1,4 +1,4 @@
-"""Where a study that refuses pasted text draws its lines (issue 58, item 10): a field set by a
+"""Where a study that refuses pasted text draws its lines: a field set by a
 script is refused as a pasted one is; a typing record over its size limit is not read at all (so a
 page that sends one has no record); "most of the text" means more than half, exactly half is not."""
 

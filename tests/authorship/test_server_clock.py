@@ -1,4 +1,4 @@
-"""Typing records judged against what the server saw (issue 50, item 2): the claim's own lifetime
+"""Typing records judged against what the server saw: the claim's own lifetime
 (served to submitted), keystrokes that cover the typed characters, a record with typing in it, text
 typed on this page, and a page without any record. Each test names a record today's code took at
 its word; all go through the one judgement of the writing submit and the adversarial try."""

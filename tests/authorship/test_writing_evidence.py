@@ -66,7 +66,7 @@ def test_each_hypothesis_gets_its_evidence_beside_it(writer):
 
 @pytest.mark.parametrize("raw", [None, "", "garbage{", json.dumps({"v": 1, "fields": []})])
 def test_missing_or_malformed_evidence_is_stored_flagged_as_no_typing_record(writer, raw):
-    """Issue 50: a page without a record is a flag of its own (a bot leaves it out), its text kept."""
+    """A page without a record is a flag of its own (a bot leaves it out), its text kept."""
     _, worker = writer
     write(worker, None, raw)
     assert Pair.objects.count() == 3
@@ -96,7 +96,7 @@ def test_other_settings_save_pasted_text_as_evidence(writer, action):
 
 
 def test_a_study_that_refuses_pasted_text_refuses_a_page_without_a_typing_record(writer):
-    """Issue 50: without a record nothing shows the sentences were typed; the message says the page
+    """Without a record nothing shows the sentences were typed; the message says the page
     needs script, every field keeps its text (nothing saved) and the participant can send again."""
     dataset, worker = writer
     session = session_of(dataset, worker, TypingEvidenceAction.REFUSE_PASTE)

@@ -1,7 +1,7 @@
-"""A writing study's pool served balanced, at random or in import order (issue 54, item 2 and defect
-7: a study pooled on fiction and travel wrote 54 fiction pairs and no travel, because premises went
-out in import order). Measured on a two-genre pool imported fiction first: the writers' first
-lines per genre under each order. Also the study's own claim minutes (issue 54, item 1)."""
+"""A writing study's pool served balanced, at random or in import order (in import
+order alone, a study pooled on fiction and travel wrote 54 fiction pairs and no travel). Measured on a
+two-genre pool imported fiction first: the writers' first lines per genre under each order.
+Also the study's own claim minutes."""
 
 from collections import Counter
 from datetime import timedelta

@@ -1,4 +1,4 @@
-"""Plain text is read holding a bounded amount whatever its shape (issue 49, item 4): before, text
+"""Plain text is read holding a bounded amount whatever its shape: before, text
 was held paragraph by paragraph between blank lines, so a file without blank lines was held whole
 (a 500 MB one: about 2.9x its size) and, past MAX_PARAGRAPH_FACTOR x the longest premise, dropped
 whole as one too-long paragraph. The structural property asserted: the most lines and characters

@@ -79,7 +79,7 @@ def test_a_worker_reports_a_broken_line_and_gets_another(page, live_server, make
 
 
 def test_the_line_is_in_the_first_screen_of_the_first_task(page_on_phone_and_desktop, live_server):
-    """Issue 54, defect 24: on a phone the open instructions put the line two screens down; the line
+    """On a phone the open instructions put the line two screens down; the line
     comes first now, the instructions (open on the first task) under it, and nothing is wider than
     the screen."""
     page = page_on_phone_and_desktop

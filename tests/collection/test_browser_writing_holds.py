@@ -1,4 +1,4 @@
-"""A writer sees their line's hold, on a phone and on a desktop (issue 41, item 5): the time left,
+"""A writer sees their line's hold, on a phone and on a desktop: the time left,
 a warning with "More time" before the end, and when it ran out on the open page, one message, the
 fields and the send button shut, and "Get this line back" returns the same line with the typed
 sentences kept in the browser."""

@@ -1,4 +1,4 @@
-"""The cost page's maintained hypothesis count (collection.hypothesis_tally, issue 24.3) equals a
+"""The cost page's maintained hypothesis count (collection.hypothesis_tally) equals a
 fresh count from the pairs and writing claims after writing submits, deletions, a split move, a
 fold and a rebuild. The adversarial finish: tests/adversarial/test_hypothesis_tally.py."""
 

@@ -1,4 +1,4 @@
-"""The imports page's uploads (issue 49, items 2 and 4): a file over UPLOAD_MAX_BYTES is refused
+"""The imports page's uploads: a file over UPLOAD_MAX_BYTES is refused
 while it streams, with a message naming the limit and the setting, and nothing is kept; an upload
 accepted is listed queued, with what it waits for, the moment the page answers (before, no row
 existed until a worker had started the import: "its progress is below", and no row for minutes)."""

@@ -1,4 +1,4 @@
-"""Premises imported on the dashboard get a split (issue 54, defect 1: a writing study on a dashboard
+"""Premises imported on the dashboard get a split (a writing study on a dashboard
 import served nothing, because a writing claim serves only premises with a split and only the shell
 gave them one), the imports page assigns splits, and the no-task page never says "every line has
 been taken" while the study's lines merely lack a split. Defect 14: the premise form keeps its

@@ -1,4 +1,4 @@
-"""A hypothesis must read as a sentence (issue 50 item 4): shuffled common words ("Banana water
+"""A hypothesis must read as a sentence: shuffled common words ("Banana water
 purple under city simply chair.") passed every writing rule, reached the adversarial model 18 of
 18 times and earned codes. The writing rules now parse the hypothesis (collection/sentence_shape.py)
 and refuse word salad with a message naming what is missing; real hypotheses still pass."""

@@ -1,4 +1,4 @@
-"""Shape refusals as a session's evidence (issue 50 item 4, the rest): word salad is refused three
+"""Shape refusals as a session's evidence: word salad is refused three
 times in four, so a bot that keeps sending it got a salad through now and then and earned codes. A
 study session's refusals are now recorded, and a session refused again and again has its code held
 with a reason researchers see (collection/shape_holds.py); honest writers are not held."""

@@ -1,4 +1,4 @@
-"""Tasks that count (issue 10, item 5): a writing batch completes only with written tasks, problem
+"""Tasks that count: a writing batch completes only with written tasks, problem
 reports are capped and held only on independent reports, hypotheses must be real words, and a
 visit is spent on its own study's kind of task."""
 

@@ -1,5 +1,5 @@
 """A balanced study's writing claim asks each genre of its pool in turn; a genre with nothing left
-is answered by an empty index range, not a walk of the dataset's premises (issue 76, item 4).
+is answered by an empty index range, not a walk of the dataset's premises.
 
 The plans are read with EXPLAIN ANALYZE on a dataset whose written-out genre and whose genre with
 work both hold thousands of premises: the candidate statement for the written-out genre reads no

@@ -1,4 +1,4 @@
-"""Issue 53 item 2, the writing claim: a premise's live claims are counted by one index lookup of
+"""The writing claim: a premise's live claims are counted by one index lookup of
 that premise, whatever the statistics say (the validation claim's own test:
 tests/validation/test_claim_plans_with_stale_statistics.py).
 

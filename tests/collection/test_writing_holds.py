@@ -1,4 +1,4 @@
-"""A writer sees their line's hold and can renew it (issue 41, item 5): "More time" in the last
+"""A writer sees their line's hold and can renew it: "More time" in the last
 minutes extends only their own claim, once per click; a line whose hold ran out comes back while it
 is free and not once someone else has it."""
 

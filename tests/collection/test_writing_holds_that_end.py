@@ -1,4 +1,4 @@
-"""Writing holds that end (issue 51, item 5): a line whose hold ran out comes back at most
+"""Writing holds that end: a line whose hold ran out comes back at most
 HOLD_TAKE_BACKS times, by any way back (the hold's button, a late send, the next visit to the task),
 and neither more time nor a take-back is given while another writer of the study waits for work."""
 
@@ -146,7 +146,7 @@ def test_a_writer_refused_the_line_back_waits_its_turn_for_a_new_one(client, stu
 
 
 def test_a_study_sets_its_own_take_backs_warning_and_more_time(study, writer, settings):
-    """Issue 54: the hold's rules are the study's when it sets them (the server's otherwise)."""
+    """The hold's rules are the study's when it sets them (the server's otherwise)."""
     worker, claim = writer
     settings.NLI = {**settings.NLI, "HOLD_TAKE_BACKS": 5, "HOLD_WARNING_MINUTES": 3, "HOLD_EXTENSIONS": 1}
     Study.objects.filter(pk=study.pk).update(hold_take_backs=0, hold_warning_minutes=10, hold_extensions=0)

@@ -1,4 +1,4 @@
-"""A worker's writing page costs a few statements, whatever the number of premises (issue 12)."""
+"""A worker's writing page costs a few statements, whatever the number of premises."""
 
 import pytest
 from django.urls import reverse

@@ -1,5 +1,5 @@
 """Writing that counts is writing (collection/writing_rules.py): 23 junk strategies are refused with a
-clear message, and real SNLI hypotheses are not (issue 27: 8 of 23 junk strategies earned a code)."""
+clear message, and real SNLI hypotheses are not (junk that is not refused earns a completion code)."""
 
 import json
 
@@ -79,7 +79,7 @@ def test_every_snli_dev_hypothesis_but_exact_copies_of_its_premise_is_accepted()
     assert refused == []
 
 
-# --- one sentence of plain words (issue 40 item 5) -------------------------------------------------
+# --- one sentence of plain words ------------------------------------------------------------------
 
 PARAGRAPH = "A person is riding a bike outdoors. The street is full of cars and people."
 MARKUP = [

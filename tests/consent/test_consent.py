@@ -1,4 +1,4 @@
-"""Item 1 of issue 71: a study's information sheet, read and answered before the first task."""
+"""A study's information sheet, read and answered before the first task."""
 
 import pytest
 from django.urls import reverse

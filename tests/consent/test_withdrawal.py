@@ -1,4 +1,4 @@
-"""Item 2 of issue 71: a participant withdraws; their claims go back at once, the visit closes,
+"""A participant withdraws; their claims go back at once, the visit closes,
 and their contributions follow the study's policy; nobody else loses work."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Statistics stay honest under stopping rules (issue 24.2): the papers' figures read five-label
+"""Statistics stay honest under stopping rules: the papers' figures read five-label
 pairs only, and pairs stopped early are counted apart."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 55: dataset names are per team. A name a researcher types means one of their teams'
+"""Dataset names are per team. A name a researcher types means one of their teams'
 datasets or a new one of their team; another team's dataset of that name is neither reached nor
 said to exist (the answer is the one an unknown name gets)."""
 

@@ -1,4 +1,4 @@
-"""Recast text as workers read it (issue 27): tokenisation spaces closed on worker pages, the stored
+"""Recast text as workers read it: tokenisation spaces closed on worker pages, the stored
 text untouched (a DNC export stays byte-exact)."""
 
 import json

@@ -1,4 +1,4 @@
-"""Issue 55: an exclusion is a team's decision. Two labs share a worker; lab A excludes them: A's
+"""An exclusion is a team's decision. Two labs share a worker; lab A excludes them: A's
 gold labels, figures, tasks and log follow, lab B's data and pages do not move, and B may not act
 in A's name."""
 

@@ -1,4 +1,4 @@
-"""Issue 44: the five-label cap does not rest on the counters alone.
+"""The five-label cap does not rest on the counters alone.
 
 Before: `label_refusal` read only `Pair.label_count`, so while counters were low (zeroed by a
 benchmark, as any drift would) validators added labels beyond the fifth, and the recompute, which

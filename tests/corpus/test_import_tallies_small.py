@@ -1,4 +1,4 @@
-"""Issue 53 item 3: a corpus import leaves its tallies small, and its tables analysed.
+"""A corpus import leaves its tallies small, and its tables analysed.
 
 An import is one transaction: its deltas are netted per key while it runs (`tallies.deltas_gathered`)
 and written before it commits, so the tables gain one row per key the import touched, not one per
@@ -69,7 +69,7 @@ def test_a_gathered_block_adds_to_the_rows_a_key_has_and_drops_a_sum_come_to_zer
 
 @pytest.mark.django_db
 def test_a_second_import_into_the_same_keys_leaves_the_fold_nothing_and_moves_its_rows_to_new_ids(tmp_path):
-    """Issue 53 item 3: a second import whose words meet the first's added a row per key beside the
+    """A second import whose words meet the first's added a row per key beside the
     first's, and the fold after it rewrote every such key (75,685 keys after a second import of 108k
     pairs: 5.48x a GROUP BY of the tally's rows). It adds to the rows the keys have, so the tally
     stays one row per key; each moved sum has a newer row (the give-away listing's rule)."""
@@ -144,7 +144,7 @@ def test_a_committed_import_vacuums_and_analyzes_the_tables_it_filled(tmp_path):
 def test_a_long_import_folds_its_deltas_as_it_goes(tmp_path, monkeypatch):
     """Beyond `GATHERED_KEYS_WRITTEN_AT` keys held, an import moves its deltas to a staging table of
     its transaction and sums them per key into the tally once, at its end: the rows it adds are the
-    keys it touched, as many for a file four times as long (issue 53: written each time the
+    keys it touched, as many for a file four times as long (written each time the
     limit was reached, the tally gained a row per key each time, and a fold of millions of rows
     waited after the import)."""
     monkeypatch.setattr(tallies.engine, "GATHERED_KEYS_WRITTEN_AT", 20)  # staged after every chunk or two
@@ -205,7 +205,7 @@ def mpe_import(tmp_path):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("importing", [premise_import, dnc_import, mpe_import], ids=lambda f: f.__name__)
 def test_every_import_refreshes_what_it_filled_once_committed(tmp_path, importing):
-    """Not the pairs import alone (issue 53): the premise import (whose premises the writing claim
+    """Not the pairs import alone: the premise import (whose premises the writing claim
     walks), DNC files and recasts, and MPE files leave their tables and tallies vacuumed and analysed."""
     tallies_tables = [
         model._meta.db_table for maintained in tallies.MAINTAINED.values() for model, _ in maintained.tables

@@ -1,4 +1,4 @@
-"""Krippendorff's α (issue 42.1) equals independent implementations: the `krippendorff` package and
+"""Krippendorff's α equals independent implementations: the `krippendorff` package and
 NLTK's AnnotationTask, to 1e-9, on SNLI dev, on DNC's ordinal kg_relations file with validators'
 ratings added, and on randomly thinned label sets."""
 

@@ -77,7 +77,7 @@ def test_postgres_has_the_trigram_indexes():
         "pair_search_pair_id_trgm",
         "premise_text_trgm",
         "premise_prompt_id_trgm",
-        # Near-copies of written hypotheses across writers (authorship.copies, issue 50).
+        # Near-copies of written hypotheses across writers (authorship.copies).
         "written_sentence_normalised_trgm",
     }
 
@@ -89,7 +89,7 @@ def _pair_table_indexes():
 
 
 def test_no_index_of_the_pair_table_holds_its_texts_and_the_queue_and_author_indexes_are_partial():
-    # Every counter move writes an entry into every index of the pair table (issue 28): the
+    # Every counter move writes an entry into every index of the pair table: the
     # trigram indexes live on the search table, and two indexes cover only the rows read by them.
     indexes = _pair_table_indexes()
     assert not [name for name, definition in indexes.items() if "hypothesis" in definition or "gin" in definition]

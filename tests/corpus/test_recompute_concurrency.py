@@ -1,6 +1,6 @@
 """recompute_gold beside validators who keep submitting (PostgreSQL, real concurrent transactions).
 
-The fix runs in short batches with no table lock (issue 28): a submit never waits for the whole
+The fix runs in short batches with no table lock: a submit never waits for the whole
 run, and a label committed between the check and a batch's write is never lost: the batch locks
 its pairs before it recounts them, so it counts every label committed before, and a submit that
 comes later waits for the batch and moves the counters it wrote.

@@ -228,7 +228,7 @@ def test_no_commit_folds_and_the_beat_task_does(settings, django_capture_on_comm
 
 @pytest.mark.django_db(transaction=True)
 def test_a_fold_leaves_room_for_the_next_deltas_not_a_larger_table():
-    """Issue 53: with autovacuum off (or behind), the rows a fold deleted stayed in the table and
+    """With autovacuum off (or behind), the rows a fold deleted stayed in the table and
     each fold grew it by the rows it wrote. A fold vacuums what it folded: the next deltas and the
     next fold fit in the room the last one left."""
     from django.db import connection
@@ -266,7 +266,7 @@ def test_a_fold_leaves_room_for_the_next_deltas_not_a_larger_table():
 
 
 def test_the_validation_flags_move_the_pair_tally_with_every_writer_of_them():
-    """Issue 53: the pair tally keys `needs_validation` and `stopped_early` (the cost page's pool,
+    """The pair tally keys `needs_validation` and `stopped_early` (the cost page's pool,
     the adjudication page's settled pairs), so marking pairs for validation, a train sample, a
     stopping rule's stops and the fixed rule's reopening all move it: no drift after each."""
     from corpus.models import StoppingRule

@@ -1,4 +1,4 @@
-"""The maintained worker figures (corpus.worker_tally, issue 53): every writer moves them, and they
+"""The maintained worker figures (corpus.worker_tally): every writer moves them, and they
 equal the truth grouped from the labels and pairs (quality.selectors.label_figures' rule).
 
 After each kind of write (labels added one at a time and in batches, labels waiting for a market's

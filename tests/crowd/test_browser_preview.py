@@ -57,7 +57,7 @@ def test_a_researcher_previews_a_validation_and_a_writing_study_and_nothing_is_s
     # The page after the submit (the batch page itself has no messages to wait past).
     page.locator(".messages", has_text=PREVIEW_NOT_SAVED).wait_for()
     messages = page.locator(".messages").inner_text()
-    # The rolled-back view's "Saved" is not shown above "not saved" (issue 54, defect 18).
+    # The rolled-back view's "Saved" is not shown above "not saved".
     assert "Saved. Thank you!" not in messages and PREVIEW_NOT_SAVED in messages
     assert not ValidationLabel.objects.filter(position__gt=1).exists()
     assert all(pair.label_count == 1 for pair in Pair.objects.filter(pk__in=[p.pk for p in pairs]))

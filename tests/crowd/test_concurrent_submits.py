@@ -1,4 +1,4 @@
-"""Validation and writing submits of one study's participants, all at once (issue 76, item 4: under
+"""Validation and writing submits of one study's participants, all at once (under
 a crowd, validation submits answered 500, database deadlocks).
 
 Real PostgreSQL, one connection a thread, every submit released together by a barrier. Every

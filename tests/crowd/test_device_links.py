@@ -1,4 +1,4 @@
-"""Issue 27 item 1: one person under many participant ids is linked for researchers.
+"""One person under many participant ids is linked for researchers.
 
 The attack: the six cheaters of the issue came back under three new ids from the same browser.
 Before: nothing linked the ids. After: the long-lived device cookie (carried by the session too)

@@ -1,4 +1,4 @@
-"""Issue 41 item 4: a study's allow- and block-lists are pasted ids (Prolific lets researchers paste
+"""A study's allow- and block-lists are pasted ids (Prolific lets researchers paste
 them), not a multi-select of every worker; an id that names nobody is reported by name and
 nothing is saved; a blocked worker is refused at the study link whatever the access."""
 

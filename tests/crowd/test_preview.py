@@ -1,4 +1,4 @@
-"""A researcher's preview of a study (issue 41, item 3; crowd.preview): the researcher walks through
+"""A researcher's preview of a study (crowd.preview): the researcher walks through
 each kind of task as a participant, sees real items and the real checks' messages, and nothing of
 it counts: statistics, gold labels and counters, costs, bonuses, snapshots, open claims and the
 study's session counts are the same after the preview as before, on the demo's data. And only a
@@ -166,7 +166,7 @@ def test_a_preview_of_every_kind_of_task_changes_no_figure(researcher_client, se
     refused = client.post(task_url, {**GOOD, "neutral": GOOD["entailment"].upper()}, follow=True)
     assert "same as your &#x27;definitely correct&#x27; sentence" in refused.content.decode()
     saved = client.post(task_url, GOOD, follow=True).content.decode()
-    # Never "Saved, thank you." above "not saved" (issue 54, defect 18).
+    # Never "Saved, thank you." above "not saved".
     assert "Saved, thank you." not in saved and PREVIEW_NOT_SAVED in saved and BANNER in saved, re.findall(
         r"<li class=\"message[^>]*>[^<]*", saved
     )

@@ -1,4 +1,4 @@
-"""Issue 50 item 1 (many ids from one browser): a browser that comes to a study under a second,
+"""Many ids from one browser: a browser that comes to a study under a second,
 third, ... participant id has those ids' completion codes held, with a reason the researcher reads;
 the first id keeps its code. The researcher releases a held code as other holds are released (an
 admin action on the study sessions), and the participant's completion page then shows it."""

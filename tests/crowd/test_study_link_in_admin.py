@@ -1,4 +1,4 @@
-"""Issue 41 item 4 (checked, done before): the study's admin page gives the link as a full URL,
+"""The study's admin page gives the link as a full URL,
 ready to paste into each market, with this site's own address and the study's signature."""
 
 import html

@@ -1,4 +1,4 @@
-"""Study links name a participant, not a browser (issue 39, attack 9): a browser new to a
+"""Study links name a participant, not a browser: a browser new to a
 participant id already seen elsewhere is asked before it becomes that participant, and a session's
 completion code is shown only in the browser whose submit finished it. A participant's own first
 arrival and return in the same browser need no click."""

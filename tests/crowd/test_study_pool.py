@@ -1,4 +1,4 @@
-"""A study's pool within its dataset (issue 41, item 1): a study limited to genres or to the files of a
+"""A study's pool within its dataset: a study limited to genres or to the files of a
 premise import serves only those premises to writers, and only pairs on them to validators
 (`crowd.selectors.pool_limits`, applied to both claims' candidates)."""
 

@@ -1,4 +1,4 @@
-"""Adjudication with history (issue 54, item 4 and defects 6 and 16): the decided pairs listed with who
+"""Adjudication with history: the decided pairs listed with who
 and when, the decision just made undone (the pair back where it stood, the decision before it
 re-applied), a later decision refusing the undo of an earlier one, and the MPE queue only where a
 dataset is multi-premise."""

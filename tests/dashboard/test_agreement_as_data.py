@@ -1,4 +1,4 @@
-"""Agreement as data (issue 54, item 5): the agreement tables (κ, α, per genre, per label, per
+"""Agreement as data: the agreement tables (κ, α, per genre, per label, per
 annotator pair, each worker against the rest) as CSV beside the validation page and through
 /api/validation/agreement/, with the page's own figures."""
 

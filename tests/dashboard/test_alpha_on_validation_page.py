@@ -1,4 +1,4 @@
-"""Krippendorff's α on the validation page (issue 42.1): beside κ with the pairs each covers, and
+"""Krippendorff's α on the validation page: beside κ with the pairs each covers, and
 first, with the reason, where a stopping rule lets uncontested pairs stop before five labels."""
 
 import pytest

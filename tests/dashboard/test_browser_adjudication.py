@@ -1,6 +1,6 @@
-"""The adjudication queue by keyboard (issue 42.2), at desktop and phone width: j moves to the next
+"""The adjudication queue by keyboard, at desktop and phone width: j moves to the next
 pair, 2 makes neutral its gold, the statistics before/after follow, u undoes the decision just made
-(issue 54, defect 6: the decided pair had left the queue and u acted on the next one), the decided
+(the decided pair had left the queue and u acted on the next one), the decided
 pairs are listed with who and when, and w withdraws a decision from the decided view."""
 
 import re

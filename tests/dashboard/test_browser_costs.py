@@ -1,5 +1,5 @@
 """A researcher in Chromium reads the cost page, raises a study's payment in the study settings
-(the admin), and reads the new figures (issue 24.3). The figures are cost_factories.py's, worked
+(the admin), and reads the new figures. The figures are cost_factories.py's, worked
 out by hand there and in test_costs.py.
 
 Screenshots go to $DASHBOARD_SHOTS (default /tmp/dashboard-shots/).

@@ -1,4 +1,4 @@
-"""Researcher pages as a browser draws them (issue 41, item 7): the adversarial rounds table shows
+"""Researcher pages as a browser draws them: the adversarial rounds table shows
 every column on a 1280 px screen, and the stopping, artifacts and recast pages style every input
 (an <input> written without a type, or a number field, was left as the browser's bare box)."""
 

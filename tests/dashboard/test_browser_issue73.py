@@ -1,4 +1,4 @@
-"""Issue 73 in Chromium against the site as it is deployed (gunicorn with gunicorn.conf.py, the
+"""Defects a second lab hit, in Chromium against the site as it is deployed (gunicorn with gunicorn.conf.py, the
 production settings with DEBUG off, static files from `collectstatic`; tests/production/conftest.py),
 on the test database:
 

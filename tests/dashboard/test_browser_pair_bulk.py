@@ -1,5 +1,5 @@
-"""The pair browser's bulk actions and "Mark for validation" in a browser, at desktop and phone width
-(issue 54): a writer's pairs found, their count on each action's button, sent to adjudication in one
+"""The pair browser's bulk actions and "Mark for validation" in a browser, at desktop and phone width:
+a writer's pairs found, their count on each action's button, sent to adjudication in one
 click and taken back by "Undo it", sent again and settled in the adjudication page's "sent" queue by
 keyboard; kept out of snapshots; a share of train pairs marked on the imports page. The pages never
 scroll sideways."""

@@ -1,4 +1,4 @@
-"""A study set up in a browser at phone and desktop width (issue 54, item 1): New study, the form
+"""A study set up in a browser at phone and desktop width: New study, the form
 filled, the study's page opening on its pre-launch check, which names the premises without a split;
 Assign splits on the imports page clears it. The pages never scroll sideways."""
 

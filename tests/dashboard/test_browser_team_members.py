@@ -1,4 +1,4 @@
-"""A second lab in a browser (issue 73, defect 4): the operator's `create_team` makes the lab and
+"""A second lab in a browser: the operator's `create_team` makes the lab and
 its owner; the owner, signed in, goes from the dashboard's nav to the team's members, invites a
 new member and passes on the one-time link; the member sets a password there, signs in and sees
 the team's pages (its study), and nothing of the first lab's. Against the site as it is deployed

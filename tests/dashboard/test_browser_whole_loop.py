@@ -1,4 +1,4 @@
-"""A study set up, run and cleaned from the dashboard alone (issue 54), in one browser: premises
+"""A study set up, run and cleaned from the dashboard alone, in one browser: premises
 uploaded on the imports page (the real Celery worker imports them), a writing study created with its
 pre-launch check passing and previewed, a participant writing through the study link, the writer's pairs retired
 and the retirement undone, the pairs marked for validation and a validation study created with its

@@ -1,4 +1,4 @@
-"""Issue 24.3, the cost page: its figures on a hand-built pair of studies (worked out by hand in
+"""The cost page: its figures on a hand-built pair of studies (worked out by hand in
 cost_factories.py), who may see it, and a statement count that does not grow with the corpus."""
 
 from decimal import Decimal

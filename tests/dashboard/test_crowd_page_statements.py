@@ -1,4 +1,4 @@
-"""Issue 53 item 1: the researcher pages a lab opens most while a study runs (adjudication with each
+"""The researcher pages a lab opens most while a study runs (adjudication with each
 of its queues, workers, costs, bonuses) read as many statements with three times the studies,
 workers, pairs, catch pools and bonuses as with one: nothing is read once per study, worker or pair.
 
@@ -63,7 +63,7 @@ def test_the_pages_read_as_many_statements_for_three_times_the_crowd(client, res
     # The adjudication page counts its seven queues in one statement and reads the flagged workers
     # once (it read them for the count and again for the list: 30 and 36 statements before).
     adjudication_pages = [url for url in large if "adjudication" in url]
-    # 22 since the merge of issues 54, 55 and 57: the latest decisions (undo), whether the scope has
+    # 22: the latest decisions (undo), whether the scope has
     # an MPE dataset, the user's teams, and the model's hints; none grows with the crowd.
     assert max(large[url] for url in adjudication_pages) <= 24, large
     # 26: the bonus page's catch pools read their datasets' catch premises in a statement of their
@@ -88,7 +88,7 @@ def test_the_worker_quality_table_is_paged(client, researcher, monkeypatch):
 
 
 def test_the_workers_page_sums_the_worker_tally_and_groups_no_label_or_pair(client, researcher):
-    """The worker figures (issue 53) are the maintained tally's (corpus.worker_tally): no statement of
+    """The worker figures are the maintained tally's (corpus.worker_tally): no statement of
     the page reads the label table, or groups the pairs by worker, however large the crowd."""
     client.force_login(researcher)
     for copy in (1, 2, 3):
@@ -104,7 +104,7 @@ def test_the_workers_page_sums_the_worker_tally_and_groups_no_label_or_pair(clie
 
 
 def test_the_adjudication_queue_and_the_bonus_lists_are_paged(client, researcher, monkeypatch):
-    """Issue 53: the lists that grow with the crowd are shown a page at a time; the pay form still
+    """The lists that grow with the crowd are shown a page at a time; the pay form still
     lists every unpaid bonus, so "mark paid" pays exactly what the market files pay."""
     from decimal import Decimal
 

@@ -1,4 +1,4 @@
-"""Imports from the dashboard (issue 41): a researcher uploads premise files and corpus files; the
+"""Imports from the dashboard: a researcher uploads premise files and corpus files; the
 upload is checked at once (a refusal is said and nothing is queued), imported by the Celery worker
 with the commands' rules, and listed with its progress and report."""
 

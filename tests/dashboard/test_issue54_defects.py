@@ -1,4 +1,4 @@
-"""The smaller defects a new team hit (issue 54): each named by its number in the issue."""
+"""The smaller defects a new team hit, one test each, numbered as the defects were reported."""
 
 import re
 import subprocess

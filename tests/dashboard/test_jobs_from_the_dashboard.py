@@ -1,4 +1,4 @@
-"""Jobs from the dashboard in the embedded mode (issue 54, item 6; defects 5 and 13): tagging and the
+"""Jobs from the dashboard in the embedded mode: tagging and the
 artifact monitor's refresh start from the artifacts page, not only from the command line, and a
 queued job says at once what it waits for (the running job in this process's one queue)."""
 

@@ -1,4 +1,4 @@
-""" "Mark for validation" from the dashboard (issue 54): what `manage.py mark_for_validation` does,
+""" "Mark for validation" from the dashboard: what `manage.py mark_for_validation` does,
 from the imports page, with the dataset's counts before and the effect said after, an audit entry,
 and the user's teams' datasets only."""
 

@@ -1,5 +1,5 @@
 """The dashboard on a phone (390 px wide): no page is wider than the screen; a wide table scrolls on
-its own, never its card or the page (issue 54, defect 24). And every page has a favicon."""
+its own, never its card or the page. And every page has a favicon."""
 
 import re
 

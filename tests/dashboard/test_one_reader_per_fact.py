@@ -1,4 +1,4 @@
-"""One reader per fact (issue 52.2): every page that shows how many pairs have each gold label
+"""One reader per fact: every page that shows how many pairs have each gold label
 reads them from `corpus.agreement.gold_counts`, so after a researcher's decision and a retirement
 the corpus, validation, adjudication and MPE pages show the same counts; and one rule of
 "pending adjudication" (`corpus.selectors.awaiting_decision`), so a withdrawn decision puts a pair

@@ -1,4 +1,4 @@
-"""The pair browser's filters and bulk actions (issue 54, item 3 and defect 12): pairs found by writer,
+"""The pair browser's filters and bulk actions: pairs found by writer,
 study and flag, "retire all pairs of this writer" in one step with its count, and its undo; a
 bulk action never takes every pair by an empty form."""
 

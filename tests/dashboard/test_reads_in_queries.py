@@ -1,4 +1,4 @@
-"""Issue 22.4: the dashboard's views only translate; every read is in `dashboard/queries/` (or
+"""The dashboard's views only translate; every read is in `dashboard/queries/` (or
 another app's selectors), and no page's statement count grows with the corpus."""
 
 import ast

@@ -1,4 +1,4 @@
-"""The stopping-rules page (issue 24): a researcher chooses a split's rule in Chromium and sees the
+"""The stopping-rules page: a researcher chooses a split's rule in Chromium and sees the
 pairs it stopped; bad values are refused; workers cannot reach it; the replay preview."""
 
 import re

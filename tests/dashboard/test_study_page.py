@@ -1,4 +1,4 @@
-"""Issue 41 item 2: a page per study with what Prolific shows natively (the funnel, time per task,
+"""A page per study with what Prolific shows natively (the funnel, time per task,
 effective hourly pay, live claims, what is left) and its costs, and the sessions as a CSV.
 
 Every figure is checked against a study built by hand, whose counts are written beside it."""

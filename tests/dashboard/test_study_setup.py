@@ -1,4 +1,4 @@
-"""Study setup on the dashboard (issue 54, item 1): "New study" for every task kind with what a market
+"""Study setup on the dashboard: "New study" for every task kind with what a market
 asks for, saved with the admin's rules, and a pre-launch check that says in words what would make
 the study serve nothing or mislead (premises without a split, an empty pool, a pool that cannot fill
 the places, no market key, an unreachable market, a qualification nobody can pass)."""
@@ -172,7 +172,7 @@ def test_the_check_blocks_a_qualified_study_without_a_test():
 
 
 def test_a_study_owns_its_hold_rules_starting_from_the_servers(client, researcher, settings):
-    """Issue 54: "More time", its warning and take-backs are set per study; a new study's form starts
+    """A study owns its hold rules: "More time", its warning and take-backs are set per study; a new study's form starts
     from the server's values, and a blank one follows them."""
     settings.NLI = {
         **settings.NLI,

@@ -1,4 +1,4 @@
-"""A second lab starts from the site (issue 73, defect 4; docs/teams.md, "A second lab"): the
+"""A second lab starts from the site (docs/teams.md, "A second lab"): the
 operator's `create_team` makes the team and its first owner; the owner invites members (a new
 account with a one-time set-password link, or an existing one), sets their roles and removes them
 from the dashboard, never leaving the team without an owner; each change is an audit entry. Only

@@ -1,6 +1,6 @@
 """A two-way dataset stores "not-entailed" as neutral: summed into "All datasets" it counted as neutral in
-gold counts and κ, and the workers page showed two-way labels in its three-way columns (issue 41,
-item 7). All datasets' label figures are over the three-way datasets and name the ones left out."""
+gold counts and κ, and the workers page showed two-way labels in its three-way columns.
+All datasets' label figures are over the three-way datasets and name the ones left out."""
 
 import pytest
 from django.urls import reverse

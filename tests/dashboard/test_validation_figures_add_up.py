@@ -1,4 +1,4 @@
-"""Issue 27: the validation page's figures add up, the held-premise count is the same on the
+"""The validation page's figures add up, the held-premise count is the same on the
 collection and reports pages, and figures follow an exclusion at once. On the loaded demo, where
 the page once said 313 pairs 'not yet validated' beside 336 pairs with fewer than five labels (some
 of those already have 3 agreeing labels, so a gold label) and counted all pairs per genre beside an

@@ -1,8 +1,8 @@
-"""`make demo`'s console output is honest (issue 13 item 10): every number `load_demo` prints is
+"""`make demo`'s console output is honest: every number `load_demo` prints is
 the one the dashboard shows for the same database, tables are never cut off, and the command
 prints no stray library warnings. The same whole `load_demo` (every part: artifacts, quality,
 recast, adversarial, the snapshot and its runs) on a fresh database leaves no hand-kept aggregate
-drifting from what it counts (issue 44.4) and every pair tagged, so the snapshot exports every
+drifting from what it counts and every pair tagged, so the snapshot exports every
 written pair's parse.
 
 The whole demo is loaded once for this module (tests.conftest.rows_for_the_module): each test sees
@@ -239,7 +239,7 @@ def test_every_number_the_demo_prints_is_the_dashboards(client, whole_demo):
         json.dumps({"text": DEMO_DRAFT, "label": "contradiction", "claim": writing_claim_token(client)}),
         content_type="application/json",
     ).json()
-    # The endpoint says whether to nudge, never the probability (issue 27: no oracle).
+    # The endpoint says whether to nudge, never the probability (no oracle).
     assert answer["guessable"] == (p >= 0.8) and "p" not in answer
 
     # The closing table of links is whole too.

@@ -1,4 +1,4 @@
-"""Worker pages speak to participants in words, never in the stored label values (issue 27: workers
+"""Worker pages speak to participants in words, never in the stored label values (workers
 saw 'entailment' on their pages). Every worker-facing page of the loaded demo is rendered as the
 demo worker meets it, and its visible text (text nodes and the attributes a reader is shown or read
 aloud) must hold none of the raw values; the values stay in form values and data- attributes."""

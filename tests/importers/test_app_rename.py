@@ -1,4 +1,4 @@
-"""The import app was first labelled `corpora`; it is `importers` now (issue 22: one name, one
+"""The import app was first labelled `corpora`; it is `importers` now (one name, one
 meaning). A database migrated under the old label must need no migration and keep its rows."""
 
 import pytest

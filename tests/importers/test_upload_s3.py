@@ -1,4 +1,4 @@
-"""An upload made on one host and imported on another with its own DATA_DIR (issue 49, item 2),
+"""An upload made on one host and imported on another with its own DATA_DIR,
 through object storage (a moto_server bucket, the s3_storage fixture): before, the task got the
 receiving host's absolute path and a worker elsewhere ended "succeeded: None" with no import row."""
 

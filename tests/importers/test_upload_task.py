@@ -1,4 +1,4 @@
-"""A dashboard upload through storage (base.uploads, issue 49 items 2 and 4): stored in
+"""A dashboard upload through storage (base.uploads): stored in
 the "uploads" storage, its import row queued in the transaction that queues its task, read by the
 worker from storage (not from the web host's disk), the stored file removed once the import is
 done or failed for good."""

@@ -1,4 +1,4 @@
-"""An uploaded file's import whose Celery worker is killed with SIGKILL mid-way (issue 49, item 4):
+"""An uploaded file's import whose Celery worker is killed with SIGKILL mid-way:
 the reaper queues it again and another worker imports it, once, from the file in storage, which is
 then removed; killed past LONG_TASK_MAX_RESTARTS it is failed and the file removed. Before, an
 upload's import killed this way ended failed (never retried) and its upload stayed on disk.

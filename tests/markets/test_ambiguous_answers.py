@@ -1,4 +1,4 @@
-"""Money never pays twice on an ambiguous answer (issue 70): a pay answered with anything but the
+"""Money never pays twice on an ambiguous answer: a pay answered with anything but the
 market's documented "nothing was done" (a 409, a 5xx, a time-out, a connection dropped after the
 request left) leaves its bonuses `unknown`, settled only by the market's own record; "not paid" is
 believed only from a read of that record made after the pay and after the record could follow it.

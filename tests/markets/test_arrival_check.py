@@ -1,4 +1,4 @@
-"""Issue 50.1: a Prolific arrival is checked while the participant waits for their first task.
+"""A Prolific arrival is checked while the participant waits for their first task.
 
 The attack: a made-up SESSION_ID under a second participant id was checked after the arrival by
 the Celery task, so the id was shown a batch of pairs (the writer's own, in

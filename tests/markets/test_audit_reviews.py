@@ -1,4 +1,4 @@
-"""Reviews and market connections are in the audit log (issue 55): who approved or rejected
+"""Reviews and market connections are in the audit log: who approved or rejected
 which session, and who changed a study's connection."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 50.1: an identity is real when the market says so.
+"""An identity is real when the market says so.
 
 The attack: a study link's PROLIFIC_PID / workerId was believed as it came. A participant id that
 is not the submission's owner got a code like anyone. Now, with a market connection, each arrival

@@ -1,4 +1,4 @@
-"""Issue 50.1: the market's answer is stored without deadlocking the participant's own submit.
+"""The market's answer is stored without deadlocking the participant's own submit.
 
 Found by bench/attacks/forged_participant_id.py against gunicorn and a Celery worker: the check
 locked the session, then the worker (excluding it), while the participant's submit held the worker

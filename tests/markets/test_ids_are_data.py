@@ -1,4 +1,4 @@
-"""A market id is data, never a path (issue 55): an id out of its market's format is refused when
+"""A market id is data, never a path: an id out of its market's format is refused when
 it is stored (the service, the model, the admin's form) and when a client would send it."""
 
 import pytest

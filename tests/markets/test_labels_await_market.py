@@ -1,4 +1,4 @@
-"""Issue 50.1: labels wait for the market's word before they count.
+"""Labels wait for the market's word before they count.
 
 The attack: a made-up participant id's labels counted towards gold from its first batch until the
 market refused it (a refusal that came later, or never, if the market was down). Now a label

@@ -1,4 +1,4 @@
-"""The money path's guards that only a hard case shows (issue 58, items 1-5): a pay whose outcome is
+"""The money path's guards that only a hard case shows: a pay whose outcome is
 unknown while the market's record lags, a 5xx after the market paid, a participant paid before,
 "mark bulk bonus as not paid", and bonuses of workers the market cannot pay (against the market
 STAND-IN, tests/markets/standin.py; each test names the money the stand-in really paid)."""

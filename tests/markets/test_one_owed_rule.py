@@ -1,4 +1,4 @@
-"""One 'owed' rule for every payer (issue 52, item 1): the market's API (the pay button) and a
+"""One 'owed' rule for every payer: the market's API (the pay button) and a
 researcher paying a downloaded file on the market's website never hold, list or mark paid the same
 bonus; a participant the market refuses is set aside and the others are paid (against the market
 STAND-IN, tests/markets/standin.py; "paid on the website" is the stand-in's own bulk bonus)."""

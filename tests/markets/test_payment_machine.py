@@ -1,4 +1,4 @@
-"""The one payment machine (issue 52, item 1): every payer (Prolific's API, MTurk's API, a payment
+"""The one payment machine: every payer (Prolific's API, MTurk's API, a payment
 file paid on the market's website) moves a bonus owed -> claimed -> sent -> confirmed through the
 one 'owed' rule, and the ledger is the one record of "paid". Against the market STAND-IN
 (tests/markets/standin.py, a real local HTTP server); the concurrent ones on PostgreSQL, with the

@@ -1,4 +1,4 @@
-"""Issue 50 item 6 on the market payer (against the market STAND-IN): a session whose completion
+"""Money follows holds on the market payer (against the market STAND-IN): a session whose completion
 code is held has its bonuses left out of what the payer takes (`_claim_owed`, through the ledger's
 one rule `quality.bonuses.payable`) until the hold is released, by a researcher or by approving the
 session on its market; a refused hold (rejected on the market) is never paid."""

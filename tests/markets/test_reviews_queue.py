@@ -1,4 +1,4 @@
-"""An approval the market never refused stays in the queue (issue 52, item 1): pressed during a
+"""An approval the market never refused stays in the queue: pressed during a
 network failure, a 5xx or a rate limit, it is sent again by the next press or the beat; only the
 market's own refusal (a 4xx) marks it refused (against the market STAND-IN)."""
 

@@ -1,4 +1,4 @@
-"""The market's secrets held to their recipes (issue 58, items 6-7): Prolific's webhook signature
+"""The market's secrets held to their recipes: Prolific's webhook signature
 checked against known answers computed outside the code under test (the documented recipe:
 base64 of HMAC-SHA256, keyed with the secret, over the X-Prolific-Request-Timestamp value followed
 by the body), future timestamps refused, and the sealed credentials' key rotation."""

@@ -1,5 +1,5 @@
 """Prolific's webhook taken exactly: the signature byte for byte, the timestamp a real Unix time,
-the body bounded before it is read (issue 49)."""
+the body bounded before it is read."""
 
 import json
 import logging

@@ -1,4 +1,4 @@
-"""The dashboard's model annotator forms (issue 57): register a finished run or an endpoint (its key
+"""The dashboard's model annotator forms: register a finished run or an endpoint (its key
 sealed, never logged), start a labelling job and follow it, set a study's uses; every change in
 the audit log, every object the user's team's (another team's ids answer 404)."""
 

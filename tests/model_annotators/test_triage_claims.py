@@ -1,4 +1,4 @@
-"""Triage in the claim order (issue 57): with a study's triage model set, the pairs where the model's
+"""Triage in the claim order: with a study's triage model set, the pairs where the model's
 label differs from the writer's intended label are claimed first, in the one candidate statement;
 with triage off (the default) the statement and the order are as they always were."""
 

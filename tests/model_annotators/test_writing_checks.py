@@ -1,4 +1,4 @@
-"""Writing checks (issue 57), off by default: a model judges whether each written hypothesis is
+"""Writing checks, off by default: a model judges whether each written hypothesis is
 nonsense or does not fit its intended label. Stored per pair, never as a label (no gold moves);
 shown to researchers beside the typing evidence, never to participants. An endpoint answers a
 versioned prompt (against the STAND-IN server, bench/openai_stand_in.py, a real local HTTP process

@@ -1,4 +1,4 @@
-"""Checks that only a failing test keeps honest (issue 58, items 11 and 12): a majority-class
+"""Checks that only a failing test keeps honest: a majority-class
 checkpoint must name one of its classes (the last is fine, one past it is not); a snapshot that
 failed is never released, even with its folder on disk; and a release checks every file against
 the manifest, so a file changed after the export stops it."""

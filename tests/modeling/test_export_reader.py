@@ -1,4 +1,4 @@
-"""The export's reading (issue 53.4): the lines the database builds in one statement
+"""The export's reading: the lines the database builds in one statement
 (database_lines) hold exactly the rows of `selectors.rows_for_export` (pages of the ORM join, one
 row per label: the reference reader), on the edge cases the label rules have: excluded workers,
 labels awaiting a market's word, a healed pair (a replacement label beyond position five),

@@ -1,4 +1,4 @@
-"""The export's lines are built by PostgreSQL (modeling/snapshots/database_lines.py, issue 53.4);
+"""The export's lines are built by PostgreSQL (modeling/snapshots/database_lines.py);
 the format is defined in Python (format.jsonl_line / tsv_line of writer.export_record's record,
 labels read by the reference reader selectors.rows_for_export). These tests pin the two equal, byte
 for byte, so they can never drift: awkward text in every field (quotes, tabs, newlines, a lone

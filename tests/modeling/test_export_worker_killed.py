@@ -1,5 +1,5 @@
 """A Celery worker killed by SIGKILL in the middle of a snapshot export, and an import's process
-killed the same way (issue 39, item 8): the snapshot is started again by the reaper and finishes;
+killed the same way: the snapshot is started again by the reaper and finishes;
 the import ends failed with a message. Before, both stayed `running` (the export's message came
 back only after the broker's visibility timeout, 6 h; the import's never).
 

@@ -1,4 +1,4 @@
-"""A release a downstream user can load (issue 42.4): the real `datasets` library loads the Parquet
+"""A release a downstream user can load: the real `datasets` library loads the Parquet
 files, by folder and by the card's configs, and its rows equal the snapshot's JSONL export; the
 card carries the Hub's YAML header and the datasheet; two releases of the same data are the same bytes."""
 
@@ -138,8 +138,8 @@ def test_make_release_command_writes_the_files(corpus, tmp_path, capsys):
 
 @pytest.mark.parametrize("with_dataset", [True, False])
 def test_the_arrow_tally_of_a_pair_table_counts_what_the_row_by_row_tally_counts(with_dataset):
-    """The release counts a split's genres, gold labels, datasets and label patterns with Arrow
-    (issue 53.4); `SplitTally.add`, row by row, says what they are, whatever the rows hold."""
+    """The release counts a split's genres, gold labels, datasets and label patterns with Arrow;
+    `SplitTally.add`, row by row, says what they are, whatever the rows hold."""
     pa = pytest.importorskip("pyarrow")
     from modeling.datasheet import SplitTally
     from modeling.release import tally_table

@@ -1,4 +1,4 @@
-"""Releases of any done snapshot (issue 49.5): evaluation-only and held-out-genre snapshots (no train
+"""Releases of any done snapshot: evaluation-only and held-out-genre snapshots (no train
 file), typing flags, label rows chosen on the dashboard; a card whose configurations and split names
 are the files' (the `datasets` library loads them with no warning); facts read from the snapshot, so
 a later release of the same snapshot is the same bytes; per-annotator quality flags only on request;

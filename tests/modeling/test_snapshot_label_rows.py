@@ -1,4 +1,4 @@
-"""The label-level file of a snapshot (issue 42.3): `labels.jsonl`, one row per label, annotators
+"""The label-level file of a snapshot: `labels.jsonl`, one row per label, annotators
 pseudonymous and stable within the snapshot, hashed in the manifest, the same bytes every time."""
 
 import json

@@ -1,4 +1,4 @@
-"""Snapshots state the stopping rule of the pairs they export (issue 24.2); `min_labels` still works."""
+"""Snapshots state the stopping rule of the pairs they export; `min_labels` still works."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""How a snapshot's hypotheses were written (issue 40.4): the manifest counts the pairs with typing
+"""How a snapshot's hypotheses were written: the manifest counts the pairs with typing
 evidence and each judgement's flags, and labels.jsonl can carry the author's typing flags."""
 
 import json

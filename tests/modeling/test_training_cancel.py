@@ -1,4 +1,4 @@
-"""Cancelling a training run (issue 27: no page or API could): a queued run never starts, a running
+"""Cancelling a training run (no page or API could): a queued run never starts, a running
 one stops cleanly at its next heartbeat between steps or epochs; the dashboard's button and the
 API's action are POST-only and need the launch permission; in embedded mode the training and
 snapshot pages say that jobs run one at a time and which one is running."""

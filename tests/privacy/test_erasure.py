@@ -1,4 +1,4 @@
-"""Erasure of a participant (issue 71, items 3 and 5): the register's fields erased, contributions
+"""Erasure of a participant: the register's fields erased, contributions
 kept or deleted by the study's policy, and every figure equal to a recompute from scratch."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""The register of personal data (issue 71, item 5) names every field that looks personal, and
+"""The register of personal data names every field that looks personal, and
 docs/privacy.md names every registered field."""
 
 import re

@@ -1,4 +1,4 @@
-"""Retention (issue 71, item 4): what outlived its study's retention is pseudonymised, a dry run
+"""Retention: what outlived its study's retention is pseudonymised, a dry run
 changes nothing, and a run that stopped half-way finishes on the next without doing anything twice."""
 
 from datetime import timedelta

@@ -1,4 +1,4 @@
-"""Issue 71: after erasing a validator of SNLI dev (delete policy), every statistic equals a fresh
+"""After erasing a validator of SNLI dev (delete policy), every statistic equals a fresh
 recompute from the label table without that validator."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""The site as it is deployed (issue 49.1): `collectstatic` into a folder of its own, then gunicorn
+"""The site as it is deployed: `collectstatic` into a folder of its own, then gunicorn
 with the shipped gunicorn.conf.py and the production settings (annotation_site.settings, DEBUG
 off, a real SECRET_KEY), as a subprocess on a free port.
 

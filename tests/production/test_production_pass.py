@@ -1,4 +1,4 @@
-"""The production-mode browser pass (issue 49.1): the pages that depend on their scripts, in headless
+"""The production-mode browser pass: the pages that depend on their scripts, in headless
 Chromium, against gunicorn started the way it is deployed (gunicorn.conf.py, annotation_site.settings
 with DEBUG off and a real SECRET_KEY, static files from `collectstatic` served by WhiteNoise) on the
 test database, with Redis and the suite's Celery worker running the tasks.

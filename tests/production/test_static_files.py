@@ -1,4 +1,4 @@
-"""Static files through gunicorn with DEBUG off (issue 49.1): before WhiteNoise, gunicorn served
+"""Static files through gunicorn with DEBUG off: before WhiteNoise, gunicorn served
 nothing under /static/ and every page's scripts and styles answered 404 in the shipped deployment.
 
 The server here only answers files and a page without rows, so it runs on both databases: no

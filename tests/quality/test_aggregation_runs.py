@@ -1,4 +1,4 @@
-"""Aggregation runs (issue 10, item 6): Dawid–Skene and MACE on a dataset's counted labels as a
+"""Aggregation runs: Dawid–Skene and MACE on a dataset's counted labels as a
 queued task, stored per pair and per worker; the dashboard shows where they differ from gold."""
 
 import random

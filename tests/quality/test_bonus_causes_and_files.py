@@ -1,4 +1,4 @@
-"""Issue 41 item 4: payments that add up. Each bonus is named by what it was for (a catch trial, a
+"""Payments that add up. Each bonus is named by what it was for (a catch trial, a
 verified example that fooled the model), and the per-market files with the list of who is in
 neither account for every unpaid bonus of a study."""
 

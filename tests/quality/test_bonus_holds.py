@@ -1,4 +1,4 @@
-"""Issue 50 item 6: money follows holds. A session whose completion code is held has its bonuses
+"""Money follows holds. A session whose completion code is held has its bonuses
 wait for the hold's decision: in no payment file, never marked paid, shown apart on the bonus and
 cost pages; payable once the hold is released, never once it is refused. (The market payer's side:
 tests/markets/test_payments_follow_holds.py.)"""

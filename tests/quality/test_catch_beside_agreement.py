@@ -1,4 +1,4 @@
-"""Issue 27 item 1: catch accuracy judged beside agreement on ordinary pairs.
+"""Catch accuracy judged beside agreement on ordinary pairs.
 
 The attack: six patient cheaters answer every catch trial right (they found them some other way)
 and label the rest at chance. Before: none flagged, and the bonus page ranked them first with 100%
@@ -34,7 +34,7 @@ def test_perfect_catch_accuracy_beside_chance_labels_is_flagged_and_not_ranked_f
     random.seed(11)
     dataset = make_dataset("cheaters")
     # Enough ordinary answers that a cheater's chance labels are held, whatever order the batches
-    # come in (random since issue 39): at ~50 ordinary answers a uniform guesser passes the
+    # come in (at random): at ~50 ordinary answers a uniform guesser passes the
     # sequential test far less than once in a thousand sessions; at 18 (six batches) it passed in
     # about one of five, and one of six cheaters then ranked first by chance.
     for number in range(240):

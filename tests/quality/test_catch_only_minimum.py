@@ -1,4 +1,4 @@
-"""The `catch_only` flag needs at least CATCH_ONLY_MIN_SEEN (3) catch trials (issue 58, item 14):
+"""The `catch_only` flag needs at least CATCH_ONLY_MIN_SEEN (3) catch trials:
 one or two right catch trials beside chance labels are too little to say the worker found the catch
 trials some other way. At three, all right, beside labels at chance, the flag fires."""
 

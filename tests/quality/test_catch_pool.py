@@ -1,4 +1,4 @@
-"""Issue 27 item 1: a catch pair is served to at most four participants; a dry pool serves no catch
+"""A catch pair is served to at most four participants; a dry pool serves no catch
 trial (never a repeat) and the researchers' bonus page says so (docs/quality.md)."""
 
 import pytest

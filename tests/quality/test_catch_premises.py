@@ -1,4 +1,4 @@
-"""Issue 51 item 4: catch trials that colluders pooling their pages cannot spot, and catch pools
+"""Catch trials that colluders pooling their pages cannot spot, and catch pools
 that a researcher can run.
 
 - A catch premise looks like any other: its unmarked siblings are served in the catch role too (a
@@ -236,7 +236,7 @@ def test_saving_a_study_without_catch_pairs_warns_and_its_page_says_so(admin_cli
 
 def test_an_open_catch_premise_misses_a_batch_when_its_keep_draw_fails(make_worker, monkeypatch):
     """Taken by every batch that could, a catch premise went round in exactly twelve of the pool's
-    batches while an ordinary one misses some (issue 51): pooled pages told it by its lifetime."""
+    batches while an ordinary one misses some: pooled pages told it by its lifetime."""
     dataset = make_dataset()
     ordinary_pairs(dataset, 30)
     finished_premise(dataset)
@@ -292,7 +292,7 @@ def test_the_study_keeps_its_catch_share_whatever_the_premises_pace(make_worker,
 
 
 def test_a_claim_reads_what_the_study_was_served_from_its_sessions_not_its_claims(make_worker, monkeypatch):
-    """Issue 53: the study's served batches and catch trials, which a claim needs to keep its share,
+    """The study's served batches and catch trials, which a claim needs to keep its share,
     are one row a session (`SessionServed`), equal to what its claims count; a claim no longer
     counts the study's claims (654 ms at 160k claims), and a preview's batches are not the study's."""
     from django.db import connection

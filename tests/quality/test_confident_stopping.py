@@ -1,4 +1,4 @@
-"""The confident stopping rule after an aggregation run (issue 24.1)."""
+"""The confident stopping rule after an aggregation run."""
 
 import random
 

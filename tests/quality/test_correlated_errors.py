@@ -1,4 +1,4 @@
-"""Correlated errors (issue 51): ids sharing a rule are found as a group and honest independent
+"""Correlated errors: ids sharing a rule are found as a group and honest independent
 workers are not; a pair whose gold rests on a group's votes waits in the adjudication queue with
 the reason; the workers page shows the group. The replay (bench/gold_flip_replay.py) runs on a slice
 of SNLI dev through the database path the platform takes (an aggregation run)."""

@@ -1,7 +1,7 @@
 """The quality demo: a catch trial, a flagged guesser and an unpaid bonus to see; idempotent.
 And `make demo` shows qualification and aggregation: a qualified study whose link leads to its
 test, and a finished aggregation run on the dashboard; loading twice creates nothing new.
-And (issue 27) the approval list (completed sessions: the admin list and its CSV export) and the
+And the approval list (completed sessions: the admin list and its CSV export) and the
 bonus page mark excluded and flagged workers, so none is approved or paid unseen.
 
 The demo (`load_demo --no-artifacts --no-training`) is loaded once for the module
@@ -85,7 +85,7 @@ def test_demo_has_a_catch_trial_a_flagged_guesser_and_an_unpaid_bonus(client, fi
 
 
 def test_demo_catch_trial_is_an_ordinary_demo_pair_without_a_marker(first_load):
-    """Issue 27: the demo's catch trial was '<premise words> (surely).', a text no ordinary pair has.
+    """The demo's catch trial was '<premise words> (surely).', a text no ordinary pair has.
     Every catch trial the demo marks is one of the demo's own written hypotheses (what validators
     meet in ordinary batches), with five labels that agree, and its text carries no mark."""
     from demo.premises import PREMISES, premise_entries

@@ -1,4 +1,4 @@
-"""Issue 39 item 4: guessers in every task kind that collects judgments are held.
+"""Guessers in every task kind that collects judgments are held.
 
 In an MPE study random clickers got 6 of 6 codes with the hold on: MPE items built from captions
 carry no written label, so the sequential test saw none of their answers. Every kind now feeds the
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.django_db
 CLICKERS = 6
 # A bound on codes earned by chance is passed by chance this rarely (tests/validation/test_batch_order.py).
 P_FLOOR = 1e-4
-# A clicker is held by the chance test or, since issue 51, by the quality test (a uniform clicker is
+# A clicker is held by the chance test or by the quality test (a uniform clicker is
 # far below a study's poor accuracy): either reason holds the code.
 HELD = ("Labels at chance so far", "below the study's acceptable accuracy")
 
@@ -75,8 +75,8 @@ def run_session(study, worker, answer, next_url):
 def uniform_clicker_pass_rate(answers: int, kappa: float, chance: float = 1 / 3) -> float:
     """How often a uniform clicker with `answers` answers keeps their code under the hold's rule
     (`sequential.SequentialResult.holds_code`), at `chance` (a third of three labels, a half of two):
-    the binomial tail of the agreement counts the hold lets through. Batches are drawn at random
-    (issue 39), so which item gets which answer changes from run to run: the tests bound how many
+    the binomial tail of the agreement counts the hold lets through. Batches are drawn at random,
+    so which item gets which answer changes from run to run: the tests bound how many
     clickers keep a code by this rate, passed by chance at most one run in 1/P_FLOOR."""
     ordinary = sequential.ordinary_agreement(chance, kappa)
     held = [
@@ -203,7 +203,7 @@ def test_grammaticality_judgments_feed_the_evidence_against_the_other_judges(mak
 
 
 def test_per_premise_clickers_are_held_and_honest_judges_are_not(make_worker):
-    """Issue 51 item 6: MPE's per-premise labels (§5.2) are evidence too. Before, a per-premise
+    """MPE's per-premise labels (§5.2) are evidence too. Before, a per-premise
     study handed every clicker a code (no hold was asked); now each label is weighed against the
     other judges' labels of its premise pair (`validation.premise_label_evidence`), and a uniform
     clicker (a third right) is far below the study's poor accuracy."""

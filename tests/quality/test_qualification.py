@@ -1,4 +1,4 @@
-"""Qualification and study access (issue 10, item 4): a qualified study admits a worker after they
+"""Qualification and study access: a qualified study admits a worker after they
 pass its test; failing is polite and retakes are limited; a closed study admits only its list."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 50 item 5: a qualification test that throwaway ids cannot learn.
+"""A qualification test that throwaway ids cannot learn.
 
 The attack (bench/attacks/qualification_throwaway_ids.py): answer fields were named by the pair's
 database id and every try asked the one item set, so twenty ids in one browser learnt the answers

@@ -1,4 +1,4 @@
-"""Qualification answers are quality evidence (issue 51): a study with a qualification test decides
+"""Qualification answers are quality evidence: a study with a qualification test decides
 at its first completion code. The test's items carry researchers' labels the worker did not help
 make, so each answer weighs as a catch trial does (`sequential.REFERENCE_ACCURACY["qualification"]`),
 before a single batch; a rule labeller's 50% on them and an honest worker's 85% tell the two apart

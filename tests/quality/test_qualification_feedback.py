@@ -1,4 +1,4 @@
-"""Issue 27 item 2: qualification feedback is pass or fail, never a count of matches.
+"""Qualification feedback is pass or fail, never a count of matches.
 
 The attack: "You matched X of 5" after each try is an oracle; changing one answer per try (over
 several participant ids) reads all five answers off the counts. After the fix, every failed try
@@ -62,7 +62,7 @@ def tries_sentence(page):
 
 @pytest.mark.parametrize("max_attempts", [2, 3])
 def test_the_page_states_the_rule_and_the_tries_the_way_they_are_applied(client, max_attempts):
-    """Issue 27: the page said "This is try 2; you have 1 try in all, including this one" (a count of
+    """The page said "This is try 2; you have 1 try in all, including this one" (a count of
     tries left called the tries in all). Each try's page now names it "try n of N" and the tries
     after it, which agree with the feedback after a failed try; the stated number of matches is
     the one that passes (one fewer fails)."""

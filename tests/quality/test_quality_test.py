@@ -1,4 +1,4 @@
-"""Issue 51 item 1: the quality test beside the chance test.
+"""The quality test beside the chance test.
 
 The chance test weighs "at chance" against "ordinary" and a worker at 50-56% agreement gives it no
 evidence either way: rule-based labellers were paid about half the time. The quality test weighs the
@@ -215,7 +215,7 @@ RULE_LIKE = lambda k: k % 15 < 8  # noqa: E731
 
 
 def test_three_outcomes_better_than_chance_is_not_paid_until_shown_acceptable():
-    """Issue 51: "better than chance but worse than acceptable is not paid". Over 30 answers against
+    """Three outcomes: "better than chance but worse than acceptable is not paid". Over 30 answers against
     written labels: 12 agreeing is poor, 16 (53%, a rule labeller's) leans to poor and is held for
     review, 17 (57%) is not held, 20 (an honest worker at 75% expects 20.6) is paid."""
     outcomes = {k: sequential.sequential_quality_test([written_stratum(k, 30)]).outcome for k in (12, 16, 17, 20)}

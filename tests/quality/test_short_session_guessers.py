@@ -1,4 +1,4 @@
-"""Issue 27 item 4: a random guesser doing one 20-item session is caught, and a study may hold
+"""A random guesser doing one 20-item session is caught, and a study may hold
 their completion code (neutral words for them, the reason for researchers).
 
 Figures (bench/RESULTS-catch.md): `test_the_sequential_test_catches_20_item_guessers_and_spares_validators`

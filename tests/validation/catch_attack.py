@@ -6,7 +6,7 @@ page's data attributes and hidden inputs, the item's text, and the home page's "
 count before and after the batch. The truth (which items were catch trials) comes from the
 database, for scoring the attacks only.
 
-The attacks (issue 27):
+The attacks:
 - counter: a batch's catch trials = 5 minus the rise of "pairs validated";
 - pk gap: the item whose identifier stands farthest from its batch neighbours' median is a catch trial;
 - served: an item (by its text) seen by more than four participants is a catch trial;

@@ -1,4 +1,4 @@
-"""Issue 53: the adjudication page's queue counts read the pair tally and the few adjudicated pairs,
+"""The adjudication page's queue counts read the pair tally and the few adjudicated pairs,
 not every pair, and still equal the queues they count: after labels, a pair stopped early without
 a gold label, an imported file's gold, researchers' decisions (a label, a retirement, a withdrawal,
 an undo), an exclusion, in every scope (a dataset, a team's datasets, every dataset) and split."""

@@ -1,4 +1,4 @@
-"""Adjudication for every dataset (issue 42.2): the queues pick the pairs their names say, a
+"""Adjudication for every dataset: the queues pick the pairs their names say, a
 decision (label, retire, undo) is kept with its reason and researcher, moves the gold label
 everywhere it is read, and the statistics are given before and after."""
 

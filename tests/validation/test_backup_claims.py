@@ -1,4 +1,4 @@
-"""Backup claims (issue 51, item 5): hoarders with spare ids kept a study's tail held for 8.8 claim
+"""Backup claims: hoarders with spare ids kept a study's tail held for 8.8 claim
 periods, a refused take-back coming back as a fresh claim by another id. An arrival who finds every
 open pair held is served pairs whose claims no longer hold their place against arrivals (older than
 one claim period, or by an id that let a claim of the study run out); the first sends count and a
@@ -129,7 +129,7 @@ def test_a_late_send_keeps_its_labels_on_pairs_that_still_need_them(study, holde
 
 
 def test_a_backup_batch_counts_in_what_the_study_was_served(study, make_worker):
-    """Issue 53: a claim in a study with catch trials reads the batches its sessions were served
+    """A claim in a study with catch trials reads the batches its sessions were served
     (`selectors.study_served`), and a backup batch is one of them, as the claims count it (a CI run
     found backups missed when only the ordinary door counted)."""
     from django.db.models import Count

@@ -72,7 +72,7 @@ def test_a_claim_and_a_submit_take_a_handful_of_statements(dataset, make_worker,
     # batch that moves gold labels adds one more: the tag tally's INSERT ... SELECT (artifacts).
     # Whether any study has a model's vote is kept in the cache (model_annotators.live_vote): the
     # first submit of a process asks once a minute, the others not at all. And four for the workers'
-    # figures (corpus.worker_tally, issue 53): the pairs' rows read before and after the labels, and
+    # figures (corpus.worker_tally): the pairs' rows read before and after the labels, and
     # the INSERTs of their deltas (the labels', the seconds histogram's; a writer's row moves only
     # with a gold label or a fifth label), whatever the batch's size.
     votes_on()

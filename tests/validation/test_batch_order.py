@@ -1,4 +1,4 @@
-"""Issue 39 items 2 and 7: nothing a participant sees or measures in a batch tells labels or catch
+"""Nothing a participant sees or measures in a batch tells labels or catch
 trials apart.
 
 The writing task saves one premise's three pairs entailment, neutral, contradiction, one after the
@@ -217,7 +217,7 @@ def test_a_worker_meets_a_premise_again_only_when_no_other_is_left(dataset, make
 def test_a_catch_premise_with_pairs_still_in_validation_waits_and_never_empties_the_batch(dataset, make_worker):
     """Every pair left shares the catch pairs' premise (MPE items of one scene, a dataset near its
     end): the premise still has pairs in the validation queue, so its catch pairs wait (served both
-    ways, the premise would show more servings than any other, issue 51), and the batch takes the
+    ways, the premise would show more servings than any other), and the batch takes the
     premise's ordinary pairs, never nothing."""
     premise = factories.premise(dataset)
     ordinary = [factories.pair(dataset, premise, [label], needs_validation=True) for label in THREE * 4]

@@ -1,4 +1,4 @@
-"""The grammaticality task answered with the keys 1/2/3 in a real browser at phone width (issue 27)."""
+"""The grammaticality task answered with the keys 1/2/3 in a real browser at phone width."""
 
 import pytest
 

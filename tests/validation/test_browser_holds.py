@@ -1,4 +1,4 @@
-"""A validator sees their batch's hold and keeps their choices across its end (issue 41, item 5),
+"""A validator sees their batch's hold and keeps their choices across its end,
 on a phone and on a desktop: the time left counts down, a warning with "More time" comes before the
 end and extends the hold, and at the end the page says so once, shuts its answers and send button,
 and "Get these pairs back" brings the same pairs back with the choices kept in the browser."""

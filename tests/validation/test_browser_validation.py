@@ -97,7 +97,7 @@ def test_on_a_phone_the_page_opens_at_the_instructions_and_keys_still_answer_the
     page, live_server, make_worker
 ):
     """The page scrolled ~865 px to its first pair on a 390 px phone, past the labels' definitions,
-    so a first-time participant never saw them (issue 41); a refused send still scrolls to the gap."""
+    so a first-time participant never saw them; a refused send still scrolls to the gap."""
     dataset = make_dataset("browser-validation-phone")
     for _ in range(5):
         make_pair(dataset)

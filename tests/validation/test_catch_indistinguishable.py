@@ -1,4 +1,4 @@
-"""Issue 27 item 1: catch trials cannot be told apart by anything a participant reads.
+"""Catch trials cannot be told apart by anything a participant reads.
 
 Each test runs an attack from `catch_attack` over a simulated study (16 participants, two
 batches each, a pool of 8 catch pairs among 36 ordinary ones, catch share 0.3) through the pages

@@ -1,4 +1,4 @@
-"""Issue 53 item 2: the validation claim's plan holds whatever the statistics say.
+"""The validation claim's plan holds whatever the statistics say.
 
 The statistics of the claim table are taken while every claim is history (submitted, expired
 long ago), then the crowd's open claims arrive and nothing analyses the table again (autovacuum off,

@@ -23,7 +23,7 @@ from .validation_factories import make_pair
 pytestmark = pytest.mark.django_db
 
 # Savepoints aside (the test runs in a transaction): one count per kind, whatever the database.
-# Writing asks whether the dataset's team excluded the worker (issue 55) in its first read, with its
+# Writing asks whether the dataset's team excluded the worker in its first read, with its
 # open claim and the study's pool (`collection.writing_claims._first_read`); validation asks it in the
 # statement of its trusted-only check. Writing's recount, insert and claims made are one statement
 # (`collection.writing_claims._claim_in_one_statement`).

@@ -93,7 +93,7 @@ def test_closest_to_complete_first(dataset, make_worker):
             add_label(pair, Label.ENTAILMENT, worker=validator)
     worker = make_worker()
     batch = present(batch_claims.claim_validation_batch(worker))
-    # Which pairs: the closest to complete; in what order on the page: a random one (issue 39).
+    # Which pairs: the closest to complete; in what order on the page: a random one.
     claimed = set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     assert claimed == {four[0].pk, four[1].pk, two[0].pk, two[1].pk, fresh[0].pk}
 

@@ -2,7 +2,7 @@
 
 SKIP LOCKED + LIMIT returns nothing when every candidate it reaches is locked by another claimer,
 and a candidate list can be filled by claims committed just after the claim's snapshot: both once
-made one claim in ~2,250 come back empty under contention (issue 28). Here every claimer takes
+made one claim in ~2,250 come back empty under contention. Here every claimer takes
 a batch and never submits, and there are always more free places than claimers need.
 """
 

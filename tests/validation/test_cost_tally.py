@@ -1,4 +1,4 @@
-"""Issue 53: the cost page's validation figures per study are maintained (validation.cost_tally): the
+"""The cost page's validation figures per study are maintained (validation.cost_tally): the
 labels bought and the credited pairs by state equal a fresh count from the claims and pairs, and
 the page's grouped rows equal the statements they replace (scans of every claim and pair), after
 submits in two studies and outside any, an exclusion, a stop and a reopen, a split move and an

@@ -1,5 +1,5 @@
 """The cost page's credit of each validated pair to the study of its latest label, maintained by
-the validation submit (validation.credits, issue 28): the flagged claims equal a fresh computation,
+the validation submit (validation.credits): the flagged claims equal a fresh computation,
 and the page's outcome rows equal the per-pair subquery they replace, after submits in two studies
 and outside any, an exclusion, a pair stopped early, a study session deleted and a rebuild."""
 

@@ -62,7 +62,7 @@ def test_a_judgment_sent_without_a_page_never_takes_a_place_another_judge_holds(
     (pair,) = hypotheses("gram-held", 1, wanted=1)
     holder, other = make_worker(), make_worker()
     grammar.hypotheses_to_judge(holder)
-    # Refused outright: a judgment is taken only for a hypothesis of the judge's own page (issue 39).
+    # Refused outright: a judgment is taken only for a hypothesis of the judge's own page.
     with pytest.raises(ValidationRefused, match="not in your own task"):
         grammar.submit_judgments(other, {pair.pk: "none"})
     assert len(grammar.submit_judgments(holder, {pair.pk: "minor"})) == 1

@@ -1,4 +1,4 @@
-"""The grammaticality task (issue 27): keys like the validation page, a partial page refused with a
+"""The grammaticality task: keys like the validation page, a partial page refused with a
 clear message and the answers kept, and links to it from the worker's home page and the dashboard."""
 
 import re

@@ -1,5 +1,5 @@
 """A pair's held places follow its live claims, so that fully held pairs leave the claim index
-(issue 28: claims walked past every pair that live claims held). Every claim recounts its locked
+(claims walked past every pair that live claims held). Every claim recounts its locked
 candidates' places (`crowd.claiming`'s `after`); the count is only a hint, a claim always recounts
 before taking a place. PostgreSQL: the plans read the partial indexes."""
 

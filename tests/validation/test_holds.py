@@ -1,4 +1,4 @@
-"""Holds a validator can see and renew (issue 41, item 5): "More time" before the end extends only
+"""Holds a validator can see and renew: "More time" before the end extends only
 the worker's own batch, once per click and within its bound; an expired batch comes back with the
 same pairs when they are still free, and never past a pair's five labels."""
 

@@ -1,4 +1,4 @@
-"""Holds that end (issue 51, item 5): twenty ids kept a study's last 70 pairs for eight claim periods
+"""Holds that end: twenty ids kept a study's last 70 pairs for eight claim periods
 by "More time" and "Get these pairs back". A batch is taken back at most HOLD_TAKE_BACKS times, and
 neither more time nor a take-back is given while another participant of the study waits for work
 (told "no task" within the last claim period, holding nothing since)."""

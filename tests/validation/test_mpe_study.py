@@ -1,4 +1,4 @@
-"""The MPE judgment task as a study task (issue 15): a study link sends a participant to MPE
+"""The MPE judgment task as a study task: a study link sends a participant to MPE
 judgments of that study's dataset, each submitted batch counts, and the completion code follows."""
 
 import pytest

@@ -92,7 +92,7 @@ def test_the_page_shows_the_four_captions_and_yes_unknown_no_and_stores_labels(c
     page = client.get(response["Location"])
     html = page.content.decode()
     assert QUESTION in html and all(caption in html for caption in CAPTIONS)
-    # The buttons name the answers as the instructions do: "Yes", never "yes" beside "Yes" (issue 41).
+    # The buttons name the answers as the instructions do: "Yes", never "yes" beside "Yes".
     assert all(f"</kbd> {answer}</label>" in html for answer in ("Yes", "Unknown", "No"))
     assert all(f"<strong>{answer}</strong>" in html for answer in ("Yes", "Unknown", "No"))
     assert "Definitely correct" not in html  # not the MultiNLI wording

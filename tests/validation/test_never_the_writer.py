@@ -1,4 +1,4 @@
-"""Issue 50.1: verifiers and validators are never the writer.
+"""Verifiers and validators are never the writer.
 
 The attack: a writer opened the validation study in a fresh browser under a second participant id
 and was offered 5 of 5 of their own pairs (the only link the server knew was a browser cookie).

@@ -1,4 +1,4 @@
-"""Issue 39 items 3 and 5: a judgment is accepted only for an item of the judge's own claim, and the
+"""A judgment is accepted only for an item of the judge's own claim, and the
 grammaticality page asks the study's qualification like every other task page.
 
 `grammar-<pk>=major` was accepted for any pair open for judging: three ids filled every slot of

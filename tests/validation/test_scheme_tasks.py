@@ -59,7 +59,7 @@ def test_a_three_way_answer_is_refused_on_a_two_way_batch_and_nothing_is_saved(m
     _, pairs = scheme_pairs("two-b", LabelScheme.TWO_WAY)
     worker = make_worker()
     batch = present(claim_validation_batch(worker))
-    # The page shows the batch in claim order, which is drawn at random (issue 39).
+    # The page shows the batch in claim order, which is drawn at random.
     shown = list(ValidationClaim.objects.filter(batch=batch).order_by("id").values_list("pair_id", flat=True))
     with pytest.raises(BatchIncomplete, match=f"missing: pair {shown.index(pairs[0].pk) + 1}\\."):
         submit_validation_batch(
@@ -133,7 +133,7 @@ def test_grammaticality_refuses_bad_values_and_unopened_datasets_whole(make_work
     with pytest.raises(ValidationRefused, match="not open"):
         grammar.submit_judgments(worker, {pairs[0].pk: Grammaticality.NONE})
     Dataset.objects.filter(pk=dataset.pk).update(grammaticality_judgments=1)
-    assert grammar.hypotheses_to_judge(worker) == pairs  # the worker's page (issue 39: only its own are taken)
+    assert grammar.hypotheses_to_judge(worker) == pairs  # the worker's page (only its own are taken)
     with pytest.raises(ValidationRefused, match="nothing was saved"):
         grammar.submit_judgments(worker, {pairs[0].pk: "none", pairs[1].pk: "awful"})
     grammar.submit_judgments(worker, {pairs[0].pk: "none"})

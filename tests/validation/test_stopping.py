@@ -1,4 +1,4 @@
-"""Stopping rules at label time (issue 24): a pair whose gold is decided leaves the claim queue in
+"""Stopping rules at label time: a pair whose gold is decided leaves the claim queue in
 the submit that decides it, claims never serve it again, and live claims on it lose nothing."""
 
 import random

@@ -1,4 +1,4 @@
-"""A run is bound to the node token that leased it (issue 49): to any other token, whatever attempt
+"""A run is bound to the node token that leased it: to any other token, whatever attempt
 or lease id it knows, a running or ended run answers exactly as a run that does not exist."""
 
 import uuid

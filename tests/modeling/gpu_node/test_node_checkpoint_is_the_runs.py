@@ -1,4 +1,4 @@
-"""A checkpoint is stored only when it is its run's (issue 49): the labels of the run's snapshot, in
+"""A checkpoint is stored only when it is its run's: the labels of the run's snapshot, in
 class order, and the vocabulary the trainer builds from the snapshot's train pairs. Checked on both
 paths: a GPU node's upload over the node API, and a Celery worker storing its own checkpoint."""
 

@@ -1,4 +1,4 @@
-"""A GPU node is untrusted (issue 39): it acts only on the run, attempt and lease it holds, and
+"""A GPU node is untrusted: it acts only on the run, attempt and lease it holds, and
 nothing it uploads is ever unpickled, by any reader of a run's checkpoint."""
 
 import hashlib
@@ -120,7 +120,7 @@ def test_an_empty_or_made_up_attempt_takes_over_nothing_and_the_leaseholder_goes
         refused = attacker.post(
             f"/api/worker/runs/{queued_run.pk}/claim/", {"attempt": attempt, "hostname": "x@b"}, format="json"
         )
-        # A run another node leased does not exist for this token (issue 49), whatever attempt it names.
+        # A run another node leased does not exist for this token, whatever attempt it names.
         assert refused.status_code == 404, (attempt, refused.content)
         assert refused.json() == {"detail": f"No training run {queued_run.pk}."}
     run = TrainingRun.objects.get(pk=queued_run.pk)
