@@ -16,7 +16,7 @@ from crowd.models import StudySession
 from teams.models import Team
 from tests import factories
 from tests.authorship.test_copies import TEMPLATES, holding_study, visit, write
-from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 
 
 def drift() -> int:
@@ -85,7 +85,13 @@ def test_a_sentence_leaves_with_its_writer_and_stays_without_its_session(make_wo
     assert drift() == 0
 
 
-def written(dataset: Dataset, worker: Worker, *, copy_of: WrittenSentence | None = None) -> WrittenSentence:
+def written(
+    dataset: Dataset,
+    worker: Worker,
+    *,
+    copy_of: WrittenSentence | None = None,
+    session: StudySession | None = None,
+) -> WrittenSentence:
     """A written sentence of `dataset`, counted as the writing submit counts it."""
     pair = factories.pair(dataset, factories.premise(dataset), ["entailment"], author=worker)
     sentence = WrittenSentence.objects.create(
@@ -93,6 +99,7 @@ def written(dataset: Dataset, worker: Worker, *, copy_of: WrittenSentence | None
         premise_id=pair.premise_id,
         dataset=dataset,
         worker=worker,
+        study_session=session,
         normalised=pair.hypothesis.lower(),
         copy_of=copy_of,
         copies_other_writer=None if copy_of is None else copy_of.worker_id != worker.pk,
@@ -129,3 +136,36 @@ def test_the_copies_figures_read_written_sentences_only_by_their_keys(make_worke
     reads = [query["sql"] for query in captured.captured_queries if '"authorship_writtensentence"' in query["sql"]]
     assert reads, "the groups' first sentences are read"
     assert all('"authorship_writtensentence"."id" IN' in sql for sql in reads), reads
+
+
+def test_a_groups_writers_are_summed_over_their_sessions_named_as_the_page_names_them(
+    make_worker, django_user_model
+) -> None:
+    dataset = factories.dataset("groups")
+    nameless = make_worker(username="nameless")
+    django_user_model.objects.filter(pk=nameless.user_id).update(username="")
+    copier = make_worker(username="copier", market="prolific", external_id="EXT-9")
+    leaver = make_worker(username="leaver")
+    study = make_study(dataset, slug="groups-study")
+    visits = [StudySession.objects.create(study=study, worker=copier, external_session_id=f"v{n}") for n in (1, 2)]
+    first = written(dataset, nameless)
+    for visit_ in visits:
+        written(dataset, copier, copy_of=first, session=visit_)
+    written(dataset, leaver, copy_of=first).delete()  # its delta and its removal, not folded yet
+    (group,) = selectors.copy_clusters(Scope.of_dataset(dataset))
+    assert group["sentences"] == 3
+    assert group["writers"] == [
+        {"worker_id": copier.pk, "writer": "EXT-9", "sentences": 2, "sessions": 2},
+        {"worker_id": nameless.pk, "writer": f"worker {nameless.pk}", "sentences": 1, "sessions": 0},
+    ]
+
+
+def test_a_rebuild_of_one_dataset_counts_only_its_sentences(make_worker) -> None:
+    ours, theirs = factories.dataset("ours-only"), factories.dataset("theirs-too")
+    writer = make_worker(username="writer")
+    first = written(ours, writer)
+    written(ours, make_worker(username="copier"), copy_of=first)
+    written(theirs, writer)
+    counted = sentence_tally.fresh_counts(ours)
+    assert {key[0] for key in counted} == {ours.pk} and sum(counted.values()) == 2
+    assert sum(sentence_tally.fresh_counts().values()) == 3
