@@ -2,13 +2,17 @@
 locks, the held places a claim leaves behind (a backup batch's, the recount when no pair is free),
 an MPE study's claims, a submit's refusals, the order of a batch's candidates and of its page, the
 batches a study counts as served, its catch trials (its own dataset's, one ordinary pair kept) and
-its pool."""
+its pool; a refusal's words, the open batch of the task asked for, a backup batch of one pair, the
+page order of a claimed batch, the candidates a claim locks, and its waits for locked pairs (how
+long, how often, and only for pairs it may take)."""
 
+import time
 import uuid
 from datetime import timedelta
 
 import pytest
 from django.db import connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from corpus.models import LABELS_PER_PAIR, ItemKind, Label, Pair, Worker
@@ -16,7 +20,7 @@ from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from tests import factories
 from tests.present import present
 from validation import batch_claims, selectors, services
-from validation.models import SessionServed, ValidationClaim
+from validation.models import SessionServed, ValidationClaim, ValidationPolicy
 
 from .test_batch_order import catch_study, write_premises
 from .test_mpe_task import make_mpe_items
@@ -270,3 +274,169 @@ def test_a_recount_of_held_places_says_how_many_pairs_it_changed(dataset, make_w
     assert batch_claims.recount_held([], now) == 0
     assert batch_claims.recount_held([counted.pk, stale.pk], now) == 1
     assert held(counted) == 1 and held(stale) == 0
+
+
+def test_a_refused_worker_reads_the_whole_reason(dataset, make_worker):
+    make_pair(dataset)
+    with pytest.raises(batch_claims.NotAllowedToValidate) as excluded:
+        batch_claims.claim_validation_batch(make_worker(is_excluded=True), dataset=dataset)
+    assert excluded.value.messages == [
+        "Your account is not taking part in validation at the moment. "
+        "If you think this is a mistake, please contact the researchers."
+    ]
+
+    ValidationPolicy.objects.create(dataset=dataset, trusted_only=True)
+    with pytest.raises(batch_claims.NotAllowedToValidate) as untrusted:
+        batch_claims.claim_validation_batch(make_worker(), dataset=dataset)
+    assert untrusted.value.messages == [
+        "Validation of this data set is open only to our pool of trusted validators, and your account is not in it yet."
+    ]
+
+
+def test_a_worker_gets_back_the_open_batch_of_the_task_they_ask_for_never_another_tasks(make_worker):
+    """A validation batch and an MPE batch open side by side: a reload of either page gives its own
+    batch back, and asking for one task never hands over the other's batch."""
+    _, items = make_mpe_items(2, slug="mpe-open")
+    single = make_pair(make_dataset("single-open"))
+    worker = make_worker()
+
+    validating = present(batch_claims.claim_validation_batch(worker))
+    judging = present(batch_claims.claim_mpe_batch(worker))
+
+    assert pairs_of(validating) == {single.pk}
+    assert pairs_of(judging) == {item.pk for item in items}
+    assert batch_claims.claim_mpe_batch(worker) == judging
+    assert batch_claims.claim_validation_batch(worker) == validating
+
+
+def test_an_arrival_is_served_a_backup_batch_of_the_one_pair_left_held(dataset, make_worker):
+    study = a_study(dataset, "one-backup")
+    pair = make_pair(dataset)
+    Pair.objects.update(label_count=LABELS_PER_PAIR - 1)
+    holder = make_worker()
+    present(batch_claims.claim_validation_batch(holder, study_session=visit(study, holder)))
+
+    arrival = make_worker()
+    backup = present(batch_claims.claim_validation_batch(arrival, study_session=visit(study, arrival)))
+
+    assert pairs_of(backup) == {pair.pk}
+
+
+def test_a_claimed_page_never_puts_two_pairs_of_one_premise_side_by_side(make_worker):
+    """Two pairs of one premise and one of another, all alike in labels: the lone premise's pair
+    goes between the twins (a chance order would leave them side by side one time in three)."""
+    for n in range(12):
+        dataset = make_dataset(f"twins-{n}")
+        premise = factories.premise(dataset)
+        make_pair(dataset, premise=premise)
+        make_pair(dataset, premise=premise)
+        lone = make_pair(dataset)
+
+        batch = present(batch_claims.claim_validation_batch(make_worker(), dataset=dataset))
+
+        page = list(ValidationClaim.objects.filter(batch=batch).order_by("id").values_list("pair_id", flat=True))
+        assert len(page) == 3 and page[1] == lone.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_locks_three_batches_of_candidates_and_leaves_the_rest_to_other_claimers(make_worker):
+    dataset = make_dataset("over-fetch")
+    pks = [make_pair(dataset).pk for _ in range(4 * selectors.BATCH_SIZE)]
+    other = connections.create_connection("default")
+    try:
+        with transaction.atomic():
+            present(batch_claims.claim_validation_batch(make_worker(), dataset=dataset))
+            with other.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT id FROM collection_pair WHERE id IN ({', '.join(['%s'] * len(pks))})"
+                    " FOR UPDATE SKIP LOCKED",
+                    pks,
+                )
+                free_to_lock = len(cursor.fetchall())
+    finally:
+        other.close()
+    assert free_to_lock == len(pks) - 3 * selectors.BATCH_SIZE
+
+
+def pause_log(monkeypatch, on_pause=lambda: None):
+    """The pauses a claim asks for while it waits for locked pairs (none slept); `on_pause` runs at each."""
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        on_pause()
+
+    monkeypatch.setattr(time, "sleep", pause)
+    return pauses
+
+
+def locking(pair):
+    """Another connection holding `pair`'s row lock, as a claim or a submit in flight does."""
+    other = connections.create_connection("default")
+    other.set_autocommit(False)
+    with other.cursor() as cursor:
+        cursor.execute("SELECT id FROM collection_pair WHERE id = %s FOR UPDATE", [pair.pk])
+    return other
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_pauses_eight_growing_waits_while_its_only_claimable_pair_stays_locked_then_gives_up(
+    make_worker, monkeypatch
+):
+    dataset = make_dataset("locked-pair")
+    pair = make_pair(dataset)
+    pauses = pause_log(monkeypatch)
+    other = locking(pair)
+    try:
+        with CaptureQueriesContext(connection) as statements:
+            assert batch_claims.claim_validation_batch(make_worker(), dataset=dataset) is None
+    finally:
+        other.rollback()
+        other.close()
+    waits = range(1, batch_claims.CLAIM_WAITS + 1)
+    assert pauses == [batch_claims.CLAIM_WAIT_SECONDS * n for n in waits]
+    # Its looks for pairs to lock: the first, one more past the premises it met, one after each
+    # wait; then it gives up rather than look on. The held places are recounted once, not at every
+    # look: the recount reads every held pair.
+    locking_reads = [query["sql"] for query in statements.captured_queries if "SKIP LOCKED" in query["sql"]]
+    looks = [sql for sql in locking_reads if "needs_validation" in sql]
+    assert len(looks) == batch_claims.CLAIM_WAITS + 2
+    assert len(locking_reads) - len(looks) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_that_waits_takes_the_pair_once_the_claim_in_flight_lets_it_go(make_worker, monkeypatch):
+    dataset = make_dataset("released-pair")
+    pair = make_pair(dataset)
+    other = locking(pair)
+    pauses = pause_log(monkeypatch, on_pause=other.rollback)
+    try:
+        batch = present(batch_claims.claim_validation_batch(make_worker(), dataset=dataset))
+    finally:
+        other.close()
+    assert pauses == [batch_claims.CLAIM_WAIT_SECONDS]
+    assert pairs_of(batch) == {pair.pk}
+
+
+def test_a_claim_never_waits_for_pairs_outside_its_study_pool_dataset_or_task(make_worker, monkeypatch):
+    """Free pairs a claim may not take are no reason to wait and look again: only a claimable pair
+    that someone else has locked is."""
+    pauses = pause_log(monkeypatch)
+    fiction, telephone = factories.genre("fiction"), factories.genre("telephone")
+    author, judge = make_worker(), make_worker()
+    dataset = make_dataset("outside-pool")
+    make_pair(dataset, premise=factories.premise(dataset, telephone), author=author)
+    study = a_study(dataset, "fiction-pool")
+    study.pool_genres.set([fiction])
+    in_study = make_worker()
+    assert batch_claims.claim_validation_batch(in_study, study_session=visit(study, in_study)) is None
+
+    assert batch_claims.claim_validation_batch(make_worker(), dataset=make_dataset("nothing-left")) is None
+
+    # The author's MultiNLI pair is free for the judge, the judge's MPE item for the author.
+    _, items = make_mpe_items(1, slug="mpe-own")
+    Pair.objects.filter(pk=items[0].pk).update(author=judge)
+    assert batch_claims.claim_validation_batch(author) is None
+    assert batch_claims.claim_validation_batch(judge, item_kind=ItemKind.MULTI_PREMISE) is None
+
+    assert pauses == []
