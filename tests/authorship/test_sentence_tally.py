@@ -117,6 +117,9 @@ def test_a_team_sees_its_own_copies_and_a_group_first_written_elsewhere_by_its_e
     earliest = written(ours, copier, copy_of=first)
     written(ours, copier, copy_of=first)
     written(theirs, outsider, copy_of=first)
+    # Rewritten (an indexed column, so the row and its index entries move), the earliest copy now
+    # lies after the later one: the earliest is still the group's first of the team.
+    WrittenSentence.objects.filter(pk=earliest.pk).update(normalised=earliest.normalised + " again")
     team = Scope.of_teams([ours.team_id])
     (group,) = selectors.copy_clusters(team)
     assert group["root"] == first.pk
@@ -148,16 +151,18 @@ def test_a_groups_writers_are_summed_over_their_sessions_named_as_the_page_names
     leaver = make_worker(username="leaver")
     study = make_study(dataset, slug="groups-study")
     visits = [StudySession.objects.create(study=study, worker=copier, external_session_id=f"v{n}") for n in (1, 2)]
-    first = written(dataset, nameless)
+    own = [StudySession.objects.create(study=study, worker=nameless, external_session_id=f"o{n}") for n in (1, 2)]
+    first = written(dataset, nameless, session=own[0])
     for visit_ in visits:
         written(dataset, copier, copy_of=first, session=visit_)
+    written(dataset, nameless, copy_of=first, session=own[1])  # the first writer repeats it later
     written(dataset, leaver, copy_of=first).delete()  # its delta and its removal, not folded yet
     (group,) = selectors.copy_clusters(Scope.of_dataset(dataset))
-    assert group["sentences"] == 3
+    assert group["sentences"] == 4
     assert group["writers"] == [
+        {"worker_id": nameless.pk, "writer": f"worker {nameless.pk}", "sentences": 2, "sessions": 2},
         {"worker_id": copier.pk, "writer": "EXT-9", "sentences": 2, "sessions": 2},
-        {"worker_id": nameless.pk, "writer": f"worker {nameless.pk}", "sentences": 1, "sessions": 0},
-    ]
+    ]  # as many sentences: the lower id first
 
 
 def test_a_rebuild_of_one_dataset_counts_only_its_sentences(make_worker) -> None:
