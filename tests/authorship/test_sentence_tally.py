@@ -174,3 +174,28 @@ def test_a_rebuild_of_one_dataset_counts_only_its_sentences(make_worker) -> None
     counted = sentence_tally.fresh_counts(ours)
     assert {key[0] for key in counted} == {ours.pk} and sum(counted.values()) == 2
     assert sum(sentence_tally.fresh_counts().values()) == 3
+
+
+def test_a_writer_with_one_copy_or_one_own_repeat_is_ranked_with_none_of_the_other_kind(make_worker) -> None:
+    dataset = factories.dataset("ones")
+    study = make_study(dataset, slug="ones-study")
+    once, repeater = make_worker(username="once"), make_worker(username="repeater")
+    visits = [StudySession.objects.create(study=study, worker=repeater, external_session_id=f"r{n}") for n in (1, 2)]
+    first = written(dataset, make_worker(username="author"))
+    written(dataset, once, copy_of=first, session=StudySession.objects.create(study=study, worker=once))
+    written(dataset, repeater, copy_of=written(dataset, repeater, session=visits[0]), session=visits[1])
+
+    def row(writer: Worker, written: int, of_others: int, own_repeats: int, sessions: int) -> dict[str, object]:
+        return {
+            "worker_id": writer.pk,
+            "writer": writer.user.username,
+            "written": written,
+            "of_others": of_others,
+            "own_repeats": own_repeats,
+            "sessions": sessions,
+        }
+
+    assert selectors.copies_by_writer(Scope.of_dataset(dataset)) == [
+        row(once, 1, 1, 0, 1),
+        row(repeater, 2, 0, 1, 2),
+    ]
