@@ -51,6 +51,9 @@ class WritingEvidence(models.Model):
         indexes = [
             models.Index(fields=["study_session", "flagged"], name="evidence_session_flagged"),
             models.Index(fields=["worker", "flagged"], name="evidence_worker_flagged"),
+            # The Pairs page's typing and repeated flags (`flags @> [flag]`): an index of the flags
+            # each record holds, sized by the records that hold one, not a scan of every record.
+            GinIndex(fields=["flags"], opclasses=["jsonb_path_ops"], name="evidence_flags"),
         ]
 
     def __str__(self) -> str:

@@ -202,8 +202,8 @@ def add_written_sentences():
     """Every other written pair's sentence and typing record, by set-based SQL: a collection written
     through the site has one of each per hypothesis (the copies' table and the typing evidence),
     which the workers page reads. A copy of an earlier sentence every 25th (its group's root a few
-    sentences before), a flagged record every 10th, spread over the last 30 days. Returns the rows
-    added to each table."""
+    sentences before, its record flagged `copy` as the submit flags it), a flagged record every 10th,
+    spread over the last 30 days. Returns the rows added to each table."""
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -231,7 +231,9 @@ def add_written_sentences():
             "INSERT INTO authorship_writingevidence (field_name, text_chars, has_evidence, keystrokes, deletions,"
             " typed_chars, pasted_chars, untrusted_chars, prefilled_chars, pasted_after_away_chars, away_count,"
             " away_ms, typing_ms, intervals, flags, flagged, created_at, pair_id, study_session_id, worker_id)"
-            " SELECT 'entailment', 40, true, 45, 2, 40, 0, 0, 0, 0, 0, 0, 9000, 40, '[]', w.id % 10 = 0,"
+            " SELECT 'entailment', 40, true, 45, 2, 40, 0, 0, 0, 0, 0, 0, 9000, 40,"
+            "        CASE WHEN w.copy_of_id IS NULL THEN '[]' ELSE '[\"copy\"]' END::jsonb,"
+            "        w.id % 10 = 0 OR w.copy_of_id IS NOT NULL,"
             "        w.created_at, w.pair_id, w.study_session_id, w.worker_id"
             " FROM authorship_writtensentence w"
             " WHERE NOT EXISTS (SELECT 1 FROM authorship_writingevidence e WHERE e.pair_id = w.pair_id)"

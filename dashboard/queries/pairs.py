@@ -19,7 +19,7 @@ from django.db.models import BigIntegerField, Count, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from authorship.judgements import TYPING_FLAGS, Flag
-from authorship.models import WritingEvidence, WrittenSentence
+from authorship.models import WritingEvidence
 from base.subquery import EqualsAny
 from corpus import tallies
 from corpus.gold import gold_from_votes
@@ -159,14 +159,13 @@ def _by_worker(workers: list[int]) -> QuerySet[Any]:
 
 def _by_flag(flag: str) -> QuerySet[Any]:
     """The ids of the pairs a flag is raised on, from the rows that hold it (sized by the flagged)."""
-    if flag in ("typing", "repeated"):
-        # The typing record's own flags, or the writer's reuse of a sentence: `flagged` holds both,
-        # so the filter reads the flags themselves.
-        wanted = sorted(TYPING_FLAGS) if flag == "typing" else [Flag.REPEATED]
+    if flag in ("typing", "repeated", "copy"):
+        # The typing record's own flags, the writer's reuse of a sentence, or a near-copy of an
+        # earlier one (authorship.copies, judged at the submit and kept when the copied sentence
+        # leaves): `flagged` holds them all, so the filter reads the flags themselves (their index).
+        wanted = {"typing": sorted(TYPING_FLAGS), "repeated": [Flag.REPEATED], "copy": [Flag.COPY]}[flag]
         raised = reduce(or_, (Q(flags__contains=[str(name)]) for name in wanted))
         return WritingEvidence.objects.filter(raised).order_by().values("pair_id")
-    if flag == "copy":  # a near-copy of an earlier sentence (authorship.copies)
-        return WrittenSentence.objects.filter(copy_of__isnull=False).order_by().values("pair_id")
     # "guesser": labelled by a worker the quality checks flag (the adjudication queue's "flagged"),
     # the flagged workers as the figure cache keeps them, their labels by `label_worker_time`.
     return ValidationLabel.objects.filter(worker_id__in=flagged_workers(EVERYTHING)).order_by().values("pair_id")
