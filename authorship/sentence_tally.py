@@ -52,19 +52,14 @@ def fresh_counts(dataset: Dataset | None = None) -> dict[Key, int]:
     return {tuple(row[:-1]): row[-1] for row in counted}
 
 
-def _deletes_sentences_alone(origin: Any) -> bool:
-    """A delete started from sentences, pairs or premises (the admin's, an erasure's), not from a
-    worker or dataset, whose deletion removes their tally rows by CASCADE."""
-    model = origin.model if isinstance(origin, QuerySet) else type(origin)
-    return model in (WrittenSentence, Pair, Premise)
-
-
 def sentence_deleting(
     sender: type[WrittenSentence], instance: WrittenSentence, origin: Any = None, **kwargs: Any
 ) -> None:
     """pre_delete receiver (connected in authorship.apps): a sentence deleted on its own, or with its
     pair or premise, leaves the count, in the delete's transaction."""
-    if _deletes_sentences_alone(origin):
+    # Started from sentences, pairs or premises (the admin's, an erasure's), not from a worker or
+    # dataset, whose deletion removes their tally rows by CASCADE.
+    if tallies.delete_started_from(origin, (WrittenSentence, Pair, Premise)):
         tallies.insert_deltas(SentenceTally, KEY, {_key(instance): -1})
 
 

@@ -66,19 +66,14 @@ def fresh_counts(dataset: Dataset | None = None) -> dict[Key, int]:
     return {tuple(row[:-1]): row[-1] for row in counted}
 
 
-def _deletes_records_alone(origin: Any) -> bool:
-    """A delete started from records, pairs or premises (the admin's, an erasure's), not from a
-    worker, dataset or study, whose deletion removes their tally rows by CASCADE."""
-    model = origin.model if isinstance(origin, QuerySet) else type(origin)
-    return model in (WritingEvidence, Pair, Premise)
-
-
 def evidence_deleting(
     sender: type[WritingEvidence], instance: WritingEvidence, origin: Any = None, **kwargs: Any
 ) -> None:
     """pre_delete receiver (connected in authorship.apps): a record deleted on its own, or with its
     pair or premise, leaves the count, in the delete's transaction."""
-    if not _deletes_records_alone(origin):
+    # Started from records, pairs or premises (the admin's, an erasure's), not from a worker,
+    # dataset or study, whose deletion removes their tally rows by CASCADE.
+    if not tallies.delete_started_from(origin, (WritingEvidence, Pair, Premise)):
         return
     place = NO_STUDY
     if instance.study_session_id is not None:

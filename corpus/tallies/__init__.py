@@ -56,6 +56,7 @@ from .engine import _merge as _merge
 from .engine import _vacuum as _vacuum
 from .engine import check_and_rebuild as check_and_rebuild
 from .engine import column as column
+from .engine import delete_started_from as delete_started_from
 from .engine import deltas_gathered as deltas_gathered
 from .engine import fold as fold
 from .engine import folds_deferred as folds_deferred

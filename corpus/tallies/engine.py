@@ -297,6 +297,15 @@ def _insert(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
     return len(rows)
 
 
+def delete_started_from(origin: Any, models: Sequence[type[Model]]) -> bool:
+    """Whether the delete a pre_delete receiver is told of (its `origin`: the instance or queryset
+    whose delete() was called) started from one of `models`. A tally's receiver takes its deleted
+    rows out only then: a delete started from a parent its rows name (a worker, a dataset) removes
+    the tally's own rows by CASCADE, and a delta on top would count them out twice."""
+    model = origin.model if isinstance(origin, QuerySet) else type(origin)
+    return model in models
+
+
 def insert_deltas_together(parts: Sequence[tuple[type[Tally], Sequence[str], Rows]]) -> None:
     """`insert_deltas` of several tables, each (model, key names, deltas), in one statement
     (`base.plain_rows.insert_rows_together`): a hot writer's deltas to two tallies. Inside a
