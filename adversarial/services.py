@@ -278,7 +278,7 @@ def _finish(task: AdversarialTask) -> None:
     validation task: two verifiers, a third on disagreement).
     """
     claim = WritingClaim.objects.select_for_update(of=("self",)).get(pk=task.writing_claim_id)
-    premise = Premise.objects.select_for_update(of=("self",)).select_related("dataset").get(pk=claim.premise_id)
+    premise = writing_claims.lock_written_premise(claim.premise_id)
     last = task.tries.order_by("-number").first()
     created: list[Pair] = []
     if last is not None and (last.model_fooled or premise.split == Split.TRAIN):

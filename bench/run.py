@@ -171,7 +171,6 @@ def generate(pairs_total, workers_needed, seed=2018):
                     split,
                     "available",
                     1,
-                    1,
                     "bench",
                     now,
                 )
@@ -226,7 +225,6 @@ def generate(pairs_total, workers_needed, seed=2018):
                     "train",
                     "available",
                     0,
-                    0,
                     "bench",
                     now,
                 )
@@ -269,7 +267,6 @@ def _flush(cursor, premises, pairs, labels):
             "split",
             "status",
             "writings_done",
-            "claims_made",
             "source",
             "created_at",
         ],

@@ -11,9 +11,11 @@ claim walked the whole dataset to learn that fiction had nothing left.
 
 Two phases, stale statistics first (the premise and claim tables analysed while they held a
 thousand premises, autovacuum off, as after a bulk import), then fresh ones (ANALYZE). Each prints
-writing claims per second from `--concurrency` threads (fresh workers, each in a study session of
+writing claims per second from `--concurrency` claimers (fresh workers, each in a study session of
 their own) as a ratio to one-row SELECT ... FOR UPDATE transactions at the same concurrency in the
-same phase (best of 3 rounds each; the goal is 0.5x), the claim's median and p99 latency, and
+same phase. The claimers are forked processes, as a web server's workers are; `--runners threads`
+runs them as threads of one process instead, where the claim's Python shares one interpreter lock
+and bounds the rate before the database does (best of 3 rounds each; the goal is 0.5x), the claim's median and p99 latency, and
 EXPLAIN (ANALYZE, BUFFERS) of the candidate statement for the written-out genre and for a genre
 with work. The machine is shared: the load average is printed with each figure.
 """
@@ -32,6 +34,8 @@ sys.path.insert(0, str(REPO))
 GENRES = ("fiction", "government", "slate", "telephone", "travel")
 WRITTEN_OUT = "fiction"
 STALE_AT = 1000
+# What a claim reads and writes: the premises, the claims, the claim order kept from the premises.
+CLAIM_TABLES = ("collection_premise", "collection_writingclaim", "collection_premise_claim_order")
 
 
 def load() -> str:
@@ -67,6 +71,51 @@ def run_threads(count, items, function):
     return len(latencies), time.perf_counter() - started, latencies, errors
 
 
+def run_processes(count, items, function):
+    """function(item) for every item from `count` forked processes, as a web server's workers take
+    claims (an interpreter and a connection each, no lock shared between them); (calls, seconds,
+    latencies, errors). Each process connects before the clock starts."""
+    import multiprocessing
+
+    from django.db import connection, connections
+
+    connections.close_all()  # a fork shares no connection with its parent
+    context = multiprocessing.get_context("fork")
+    results, ready, start = context.Queue(), context.Semaphore(0), context.Event()
+
+    def body(share):
+        latencies, errors = [], []
+        try:
+            connection.ensure_connection()
+            ready.release()
+            start.wait()
+            for item in share:
+                started = time.perf_counter()
+                try:
+                    function(item)
+                except Exception as error:
+                    errors.append(repr(error))
+                    continue
+                latencies.append(time.perf_counter() - started)
+        finally:
+            connections.close_all()
+            results.put((latencies, errors))
+
+    processes = [context.Process(target=body, args=(items[i::count],)) for i in range(count)]
+    for process in processes:
+        process.start()
+    for _ in processes:
+        ready.acquire()
+    started = time.perf_counter()
+    start.set()
+    gathered = [results.get() for _ in processes]
+    seconds = time.perf_counter() - started
+    for process in processes:
+        process.join()
+    latencies = [latency for share, _ in gathered for latency in share]
+    return len(latencies), seconds, latencies, [error for _, errors in gathered for error in errors]
+
+
 def add_premises(dataset_id, genre_ids, first, last):
     """Premises numbered first..last-1, genre by number; fiction's written out, half of the others'."""
     from django.db import connection
@@ -75,9 +124,9 @@ def add_premises(dataset_id, genre_ids, first, last):
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO collection_premise (dataset_id, genre_id, prompt_id, text, text_hash, parse, binary_parse,"
-            " split, status, writings_done, claims_made, source, created_at)"
+            " split, status, writings_done, source, created_at)"
             " SELECT %s, (%s::int[])[1 + n %% 5], 'p' || n, 'A premise numbered ' || n || '.', md5(n::text), '', '',"
-            " 'train', 'available', CASE WHEN (%s::int[])[1 + n %% 5] = %s OR n %% 2 = 0 THEN 1 ELSE 0 END, 0,"
+            " 'train', 'available', CASE WHEN (%s::int[])[1 + n %% 5] = %s OR n %% 2 = 0 THEN 1 ELSE 0 END,"
             " 'mnli.jsonl', now() FROM generate_series(%s, %s) n",
             [dataset_id, genre_ids, genre_ids, fiction, first, last - 1],
         )
@@ -109,13 +158,12 @@ def build(premises):
     )  # fmt: skip
     study.pool_genres.set(genres)
     with connection.cursor() as cursor:
-        for table in ("collection_premise", "collection_writingclaim"):
+        for table in CLAIM_TABLES:
             cursor.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = false)")
     genre_ids = [genre.pk for genre in genres]
     add_premises(dataset.pk, genre_ids, 0, STALE_AT)
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE collection_premise")
-        cursor.execute("ANALYZE collection_writingclaim")
+        cursor.execute(f"ANALYZE {', '.join(CLAIM_TABLES)}")
     add_premises(dataset.pk, genre_ids, STALE_AT, premises)
     users = User.objects.bulk_create(User(username=f"writer{i}") for i in range(4000))
     from corpus.models import Worker
@@ -129,7 +177,7 @@ def reset_claims():
 
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE collection_writingclaim CASCADE")
-        cursor.execute("UPDATE collection_premise SET claims_made = 0 WHERE claims_made <> 0")
+        cursor.execute("UPDATE collection_premise_claim_order SET claims_made = 0 WHERE claims_made <> 0")
     from crowd.models import StudySession
 
     with connection.cursor() as cursor:
@@ -154,6 +202,15 @@ def explain(dataset, genre, label):
         print("      " + line)
 
 
+def wal_position() -> int:
+    """The server's WAL write position in bytes (every connection's writes, the claims' alone here)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint")
+        return cursor.fetchone()[0]
+
+
 def phase(name, args, dataset, study, genres, workers, rng):
     from django.db import connection, transaction
 
@@ -165,19 +222,17 @@ def phase(name, args, dataset, study, genres, workers, rng):
             cursor.execute("SELECT id FROM collection_premise WHERE id = %s FOR UPDATE", [pk])
             cursor.fetchone()
 
+    run = run_processes if args.runners == "processes" else run_threads
     premise_ids = [rng.randrange(1, args.premises) for _ in range(args.claims)]
     base = max(
         calls / seconds
-        for calls, seconds, _, _ in (run_threads(args.concurrency, premise_ids, one_row_for_update) for _ in range(3))
+        for calls, seconds, _, _ in (run(args.concurrency, premise_ids, one_row_for_update) for _ in range(3))
     )
     print(f"  {name}: one-row FOR UPDATE txn {base:,.0f}/s  {load()}")
-    served = {"fiction": 0, "other": 0, "none": 0}
 
     def claim(session):
         # Only the claim is timed: each participant's session was made when they arrived.
-        found = claim_next_premise(session.worker, study_session=session)
-        if found is None:
-            served["none"] += 1
+        claim_next_premise(session.worker, study_session=session)
 
     best, latencies_of_best = 0.0, []
     for round_number in range(3):
@@ -187,11 +242,14 @@ def phase(name, args, dataset, study, genres, workers, rng):
         )
         for session in batch:
             session.study = study  # as the task view has it, read with the session
-        calls, seconds, latencies, errors = run_threads(args.concurrency, batch, claim)
+        wal_before = wal_position()
+        calls, seconds, latencies, errors = run(args.concurrency, batch, claim)
         rate = calls / seconds
+        wal = (wal_position() - wal_before) / max(calls, 1) / 1024
         print(
             f"    round {round_number + 1}: {rate:,.1f} writing claims/s = {rate / base:.2f}x, median "
-            f"{statistics.median(latencies) * 1000:.1f} ms, errors {len(errors)} {errors[:1]}  {load()}"
+            f"{statistics.median(latencies) * 1000:.1f} ms, WAL {wal:.1f} KB a claim, errors {len(errors)} "
+            f"{errors[:1]}  {load()}"
         )
         if rate > best:
             best, latencies_of_best = rate, sorted(latencies)
@@ -205,11 +263,18 @@ def phase(name, args, dataset, study, genres, workers, rng):
     with CaptureQueriesContext(connection) as statements:
         claim_next_premise(session.worker, study_session=session)
     print(f"    statements of one claim: {len(statements.captured_queries)} (BEGIN and COMMIT among them)")
+    from django.db.models import Exists, OuterRef
+
     from collection.models import WritingClaim
 
     claims = WritingClaim.objects.filter(study_session__study=study)
-    served["fiction"] = claims.filter(premise__genre=genres[0]).count()
-    served["other"] = claims.exclude(premise__genre=genres[0]).count()
+    served = {
+        "fiction": claims.filter(premise__genre=genres[0]).count(),
+        "other": claims.exclude(premise__genre=genres[0]).count(),
+        "none": StudySession.objects.filter(study=study)
+        .exclude(Exists(WritingClaim.objects.filter(study_session=OuterRef("pk"))))
+        .count(),
+    }
     print(f"    served: {served}")
     explain(dataset, genres[0], "written out")
     explain(dataset, genres[1], "with work")
@@ -223,6 +288,13 @@ def main():
     parser.add_argument("--claims", type=int, default=150, help="claims a round (each a fresh worker)")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--phases", default="stale,fresh", help="stale statistics, fresh, or both (the default)")
+    parser.add_argument(
+        "--runners",
+        choices=("processes", "threads"),
+        default="processes",
+        help="claimers as forked processes, as a web server's workers (the default), or as threads of one "
+        "process, which share its interpreter lock",
+    )
     args = parser.parse_args()
 
     from bench.throwaway_database import run_with_django
@@ -246,8 +318,7 @@ def main():
             from django.db import connection
 
             with connection.cursor() as cursor:
-                cursor.execute("ANALYZE collection_premise")
-                cursor.execute("ANALYZE collection_writingclaim")
+                cursor.execute(f"ANALYZE {', '.join(CLAIM_TABLES)}")
             phase("fresh statistics", args, dataset, study, genres, workers, rng)
 
     run_with_django("writing_claims_scale", body)

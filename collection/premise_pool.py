@@ -21,7 +21,8 @@ def _locked_premises(premises: QuerySet[Premise]) -> list[dict[str, Any]]:
     """The premises a decision acts on, locked until its transaction ends (in id order, so two
     decisions on the same premises never deadlock), with what their audit entry names."""
     rows = (
-        Premise.objects.select_for_update(of=("self",))
+        # NO KEY: a writing claim's insert key-shares the premise (`collection.writing_claims`).
+        Premise.objects.select_for_update(no_key=True, of=("self",))
         .filter(pk__in=premises.values("pk"))
         .order_by("pk")
         .values("pk", "prompt_id", "status", "dataset__slug", "dataset__team_id")
@@ -110,7 +111,7 @@ def edit_premise_text(premise: Premise, text: str | None, *, actor: Any = None) 
 
     Refused once pairs exist: their hypotheses were written against the old text.
     """
-    premise = Premise.objects.select_for_update(of=("self",)).select_related("dataset").get(pk=premise.pk)
+    premise = Premise.objects.select_for_update(no_key=True, of=("self",)).select_related("dataset").get(pk=premise.pk)
     before = {"text": premise.text, "status": premise.status}
     text = " ".join((text or "").split())
     if not text:

@@ -27,7 +27,7 @@ from crowd.services import record_task_done
 
 from . import hypothesis_tally, shape_holds
 from .models import PremiseReport, WritingClaim
-from .writing_claims import NOT_TAKING_PART, ClaimAlreadySubmitted, ClaimExpired
+from .writing_claims import NOT_TAKING_PART, ClaimAlreadySubmitted, ClaimExpired, lock_written_premise
 from .writing_rules import TaskRules, hypothesis_problem, normalised, visible_text, word_characters
 
 # The three text fields of the writing form, in the order the page shows them.
@@ -227,11 +227,11 @@ def submit_hypotheses(
                 raise WritingClaim.DoesNotExist("No writing claim of this worker has this token.")
             if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
                 raise ClaimAlreadySubmitted("These sentences were already saved.")
-            # The premise's row only: its dataset's row stays unlocked (the pairs' inserts take a key
+            # The premise's rows only: its dataset's row stays unlocked (the pairs' inserts take a key
             # share lock on it, which a FOR UPDATE of it would make every writer of the dataset wait for).
-            premise = Premise.objects.select_for_update(of=("self",)).select_related("dataset").get(pk=claim.premise_id)
-            # The clock is read under the premise's lock: a claim that took this place after it
-            # expired committed before we got the lock, so this reading is past the expiry too.
+            premise = lock_written_premise(claim.premise_id)
+            # The clock is read under the premise's locks: a claim that took this place after it
+            # expired committed before we got them, so this reading is past the expiry too.
             now = timezone.now()
             if not is_live(claim, now):
                 # Left open here; the worker's next claim marks it expired (this transaction rolls back).

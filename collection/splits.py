@@ -21,6 +21,7 @@ from corpus import tallies
 from corpus.models import THREE_WAY, Dataset, Genre, Pair, Premise, PremiseStatus, Split
 
 from .models import WritingClaim
+from .writing_claims import lock_order_rows
 
 UNASSIGNED = ""
 SPLITS = (Split.TRAIN, Split.DEV, Split.TEST, UNASSIGNED)
@@ -153,9 +154,13 @@ def _assign_genre(
     dataset: Dataset, genre: Genre, dev_target: int, test_target: int, seed: int, notes: list[str]
 ) -> GenreSplit:
     premises = Premise.objects.filter(dataset=dataset, genre=genre)
-    # Row locks (PostgreSQL) keep a worker from claiming a premise while its split moves.
-    # Ordering by pk in Python only fixes the locking order; the draw is ordered by promptID.
-    rows = list(premises.select_for_update().values_list("pk", "prompt_id", "split", "status"))
+    # Row locks keep a worker from claiming a premise while its split moves: the premises' (NO KEY,
+    # as a claim's insert key-shares them), then their claim-order rows, which claimers lock.
+    # Ordering by pk only fixes the locking order; the draw is ordered by promptID.
+    rows = list(
+        premises.select_for_update(no_key=True).order_by("pk").values_list("pk", "prompt_id", "split", "status")
+    )
+    lock_order_rows([pk for pk, *_ in rows])
     written = set(written_on(premises).values_list("pk", flat=True))
     existing = dict(
         Pair.objects.filter(premise__in=premises).values_list("premise_id").annotate(n=Count("pk")).order_by()

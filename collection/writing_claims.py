@@ -7,9 +7,14 @@ The claim policy, top to bottom (see `claim_next_premise`):
   3. a candidate premise is available, has a split, still needs writings
      (writings done + open unexpired claims < dataset.writings_per_premise) and was never
      claimed by this worker; the least-written come first so work spreads evenly;
-  4. the candidate row is locked with SELECT ... FOR NO KEY UPDATE SKIP LOCKED, so two workers
-     asking at the same moment never wait on, or get, the same premise. The steps
-     are every task's (`crowd.claiming`, the writing task's rule `WRITING_CLAIMS`).
+  4. the candidate's claim-order row (`ORDER_TABLE`) is locked with SELECT ... FOR NO KEY UPDATE
+     SKIP LOCKED, so two workers asking at the same moment never wait on, or get, the same
+     premise. The steps are every task's (`crowd.claiming`, the writing task's rule `WRITING_CLAIMS`).
+
+Whatever else changes a premise's room (a submit's writings done, a hold, a retirement, a split)
+updates the premise, whose trigger updates its order row and so waits for a claimer's lock on it.
+Those writers lock the premise FOR NO KEY UPDATE, never FOR UPDATE: a claim's insert key-shares
+the premise at its commit while it holds the order row, and a FOR UPDATE there would deadlock.
 """
 
 import hashlib
@@ -57,8 +62,15 @@ class NotAllowedToWrite(Exception):
     message = NOT_TAKING_PART
 
 
-# A premise's live claims, in the writing claim's statements (the premise is `p`). Params: `live_params(now)`.
+# A premise's live claims, in the writing claim's statements (the premise is `p`, its claim-order
+# row `o`). Params: `live_params(now)`.
 _LIVE_CLAIMS = live_claims_sql("collection_writingclaim", "premise_id", "p.id")
+_LIVE_CLAIMS_OF_ORDER = live_claims_sql("collection_writingclaim", "premise_id", "o.premise_id")
+
+# The writing claim's order: one narrow row a premise (dataset, genre, claimable, writings done,
+# claims made), copied from the premise by triggers (collection migration 0017). A claim walks,
+# locks and updates this row, never the wide premise row with its fifteen indexes.
+ORDER_TABLE = "collection_premise_claim_order"
 
 
 def candidate_statement(
@@ -79,11 +91,12 @@ def candidate_statement(
 
 
     A premise is available, has a split, still needs writings (writings done + open unexpired
-    claims < the dataset's writings_per_premise) and was never claimed by this worker. With one
-    dataset (the usual case) the statement reads `dataset_id = %s ... ORDER BY writings_done,
-    claims_made, id` with writings_per_premise as a constant, which walks the partial index
-    `premise_claim_order` and stops at the first premise with room, probing the open claims of each
-    premise it passes (one index lookup each). A premise's `claims_made` grows with each claim, so
+    claims < the dataset's writings_per_premise) and was never claimed by this worker. The
+    statement reads and locks the premise's row of `ORDER_TABLE`, not the premise. With one
+    dataset (the usual case) it reads `dataset_id = %s ... ORDER BY writings_done, claims_made,
+    premise_id` with writings_per_premise as a constant, which walks the partial index
+    `premise_claim_order_walk` and stops at the first premise with room, probing the open claims of
+    each premise it passes (one index lookup each). A premise's `claims_made` grows with each claim, so
     the premises held by open claims sort after the unclaimed ones of the same writings_done and the
     walk seldom passes any: O(log n). Without a dataset: every dataset we collect ourselves.
 
@@ -93,26 +106,27 @@ def candidate_statement(
 
     With a dataset, the statement also reads `writings_done < writings_per_premise`, the end of the
     index range; and a pool of one genre (a balanced study's group) reads `genre_id = %s`, which
-    with the dataset leads the partial index `premise_genre_claim_order` (collection migration
-    0015). A genre with nothing left is then an empty range, read in a few index pages, not a walk
-    of every premise of the dataset.
+    with the dataset leads the partial index `premise_genre_claim_order_walk`. A genre with nothing
+    left is then an empty range, read in a few index pages, not a walk of every premise of the
+    dataset.
     """
-    params: list[Any] = [PremiseStatus.AVAILABLE]
+    params: list[Any] = []
+    genres, sources = pool
+    joined = f" INNER JOIN {Premise._meta.db_table} p ON p.id = o.premise_id" if sources else ""
     if dataset is not None:
-        joined, of_dataset, limit = "", "p.dataset_id = %s", "%s"
+        of_dataset, limit = "o.dataset_id = %s", "%s"
         params.append(dataset.pk)
     else:
-        joined = " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
+        joined += " INNER JOIN collection_dataset d ON d.id = o.dataset_id"
         of_dataset, limit = "NOT d.is_imported", "d.writings_per_premise"
-    genres, sources = pool
     if dataset is not None and len(genres) == 1:
-        # Dataset and genre lead `premise_genre_claim_order`: the walk stays inside the genre.
-        of_dataset += " AND p.genre_id = %s"
+        # Dataset and genre lead `premise_genre_claim_order_walk`: the walk stays inside the genre.
+        of_dataset += " AND o.genre_id = %s"
         params.append(genres[0])
     if dataset is not None:
         # The range's end: only premises still wanting writings are read, so a pool with none
         # left is an empty index range, not a walk of its written premises.
-        of_dataset += " AND p.writings_done < %s"
+        of_dataset += " AND o.writings_done < %s"
         params.append(dataset.writings_per_premise)
     params += [worker.pk, *live_params(now)]
     if dataset is not None:
@@ -123,26 +137,26 @@ def candidate_statement(
     if dataset is not None:
         params.append(dataset.team_id)
     sql = (
-        f"SELECT p.id FROM collection_premise p{joined} WHERE p.status = %s AND NOT (p.split = '') AND {of_dataset}"
-        " AND NOT (p.id IN (SELECT w.premise_id FROM collection_writingclaim w WHERE w.worker_id = %s))"
-        f" AND p.writings_done + {_LIVE_CLAIMS} < {limit}"
+        f"SELECT o.premise_id FROM {ORDER_TABLE} o{joined} WHERE o.claimable AND {of_dataset}"
+        " AND NOT (o.premise_id IN (SELECT w.premise_id FROM collection_writingclaim w WHERE w.worker_id = %s))"
+        f" AND o.writings_done + {_LIVE_CLAIMS_OF_ORDER} < {limit}"
         f" AND NOT EXISTS (SELECT 1 FROM {WorkerExclusion._meta.db_table} x WHERE x.worker_id = %s AND x.team_id = {team})"
     )
     if genres and not (dataset is not None and len(genres) == 1):
-        sql += f" AND p.genre_id IN ({marks(genres)})"
+        sql += f" AND o.genre_id IN ({marks(genres)})"
         params += genres
     if sources:
         sql += f" AND p.source IN ({marks(sources)})"
         params += sources
     if tried:
-        sql += f" AND NOT (p.id IN ({marks(tried)}))"
+        sql += f" AND NOT (o.premise_id IN ({marks(tried)}))"
         params += tried
     if shuffle_seed is None:
-        sql += " ORDER BY p.writings_done, p.claims_made, p.id"
+        sql += " ORDER BY o.writings_done, o.claims_made, o.premise_id"
     else:
-        sql += " ORDER BY p.writings_done, p.claims_made, MOD(p.id * 2654435761 + %s, 4294967291), p.id"
+        sql += " ORDER BY o.writings_done, o.claims_made, MOD(o.premise_id * 2654435761 + %s, 4294967291), o.premise_id"
         params.append(shuffle_seed % 4294967291)
-    sql += f" LIMIT %s{lock_clause('p', wait=wait)}"
+    sql += f" LIMIT %s{lock_clause('o', wait=wait)}"
     return sql, [*params, wanted]
 
 
@@ -209,11 +223,12 @@ def serving_of(study: Study | None, read: tuple[tuple[list[int], list[str]], Ser
 
 
 def _count_claims(locked: list[int], claimed: list[int], now: datetime) -> None:
-    """One more claim made on each claimed premise (its row is locked): it sorts after the unclaimed ones."""
+    """One more claim made on each claimed premise (its order row is locked): it sorts after the unclaimed ones."""
     if claimed:
         with connection.cursor() as cursor:
             cursor.execute(
-                f"UPDATE collection_premise SET claims_made = claims_made + 1 WHERE id IN ({marks(claimed)})", claimed
+                f"UPDATE {ORDER_TABLE} SET claims_made = claims_made + 1 WHERE premise_id IN ({marks(claimed)})",
+                claimed,
             )
 
 
@@ -223,7 +238,7 @@ def _claim_in_one_statement(
     """The writing claim's `take` (`crowd.claiming.claim_rows`): the locked premise's room counted
     again (`_room`'s rule), the claim inserted if it has room, its `claims_made` moved
     (`_count_claims`) and, in a study, the claim counted in the study's `StudyServed` shard, in one
-    statement under the premise's lock: one round trip, not three, of the few a claim costs
+    statement under the lock of the premise's order row: one round trip, not three, of the few a claim costs
     (bench/RESULTS-writing-claims.md). The statement's snapshot is taken under the lock, so its
     count sees every claim committed before, as `_room`'s does. The shard's row is the last lock
     the claim takes (`crowd.services.LOCK_ORDER`) and is held only until the commit that follows."""
@@ -247,8 +262,8 @@ def _claim_in_one_statement(
         f" claimed AS (INSERT INTO collection_writingclaim ({columns})"
         f" SELECT {', '.join('room.id' if f.attname == 'premise_id' else '%s' for f in fields)} FROM room"
         " RETURNING *),"
-        " counted AS (UPDATE collection_premise SET claims_made = claims_made + 1"
-        " WHERE id IN (SELECT premise_id FROM claimed))"
+        f" counted AS (UPDATE {ORDER_TABLE} SET claims_made = claims_made + 1"
+        " WHERE premise_id IN (SELECT premise_id FROM claimed))"
         f"{served} SELECT {_columns_of('claimed')} FROM claimed"
     )
 
@@ -276,6 +291,26 @@ def _claim_in_one_statement(
         return claims
 
     return take
+
+
+def lock_order_rows(premise_ids: Sequence[int]) -> None:
+    """The premises' claim-order row locks, the ones every claimer takes, in id order: no claim is
+    made on them until the caller's transaction ends."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {ORDER_TABLE} WHERE premise_id = ANY(%s) ORDER BY premise_id FOR NO KEY UPDATE",
+            [list(premise_ids)],
+        )
+
+
+def lock_written_premise(premise_id: int) -> Premise:
+    """The premise a submit writes on, locked as a claimer locks it (with its dataset read): its row,
+    FOR NO KEY UPDATE (a claim's insert key-shares it), then its claim-order row, so a claim counting
+    the premise's room waits for the submit, and a clock read after this is later than the commit
+    of any claim that took the place."""
+    premise = Premise.objects.select_for_update(no_key=True, of=("self",)).select_related("dataset").get(pk=premise_id)
+    lock_order_rows([premise_id])
+    return premise
 
 
 def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
@@ -513,8 +548,8 @@ def take_back_line(worker: Worker, claim_token: uuid.UUID | str) -> tuple[Writin
         )
         if others_waiting([claim], worker.pk, now, minutes=minutes, live=WRITING_CLAIMS.live(now)):
             return None, HoldRenewal.BACK_WAITED_FOR
-        # The premise's row lock, as every claimer takes it, then a fresh count of its places.
-        Premise.objects.select_for_update().filter(pk=claim.premise_id).first()
+        # The premise's claim-order row lock, as every claimer takes it, then a fresh count of its places.
+        lock_order_rows([claim.premise_id])
         if not any(free > 0 for _, free, _ in _room([claim.premise_id], now)):
             return None, HoldRenewal.TAKEN
         claim.status = ClaimStatus.OPEN

@@ -216,12 +216,10 @@ class Premise(models.Model):
     binary_parse = models.TextField(blank=True)
     split = models.CharField(max_length=5, choices=Split.choices, blank=True, db_index=True)
     status = models.CharField(max_length=10, choices=PremiseStatus.choices, default=PremiseStatus.AVAILABLE)
+    # Copied with dataset, genre, status and split into the writing claim's narrow order table
+    # (`collection_premise_claim_order`, kept by triggers: collection migration 0017), which also
+    # holds the claims made on the premise, so a claim never writes this wide, much-indexed row.
     writings_done = models.PositiveIntegerField(default=0)
-    claims_made = models.PositiveIntegerField(
-        default=0,
-        editable=False,
-        help_text="Writing claims ever made on this premise: the claim's tie-break after writings_done.",
-    )
     source = models.CharField(max_length=255, blank=True, help_text="File the premise was imported from.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -232,15 +230,6 @@ class Premise(models.Model):
         indexes = [
             models.Index(fields=["dataset", "genre", "text_hash"], name="premise_genre_text"),
             models.Index(fields=["dataset", "status", "split", "writings_done"], name="premise_claimable"),
-            # The writing claim's ORDER BY writings_done, claims_made, id LIMIT 1 walks this index
-            # and stops at the first premise with room. Premises claimed and not yet written sort
-            # after the never-claimed ones of the same writings_done, so the walk does not pass
-            # every open claim: O(log n), not a sort of every candidate nor a probe per open claim.
-            models.Index(
-                fields=["dataset", "writings_done", "claims_made", "id"],
-                condition=Q(status=PremiseStatus.AVAILABLE) & ~Q(split=""),
-                name="premise_claim_order",
-            ),
             # Held premises are few (reports hold them): the reports page and the collection page's
             # held count read them here, not by a walk of every premise.
             models.Index(fields=["id"], condition=Q(status=PremiseStatus.HELD), name="premise_held"),

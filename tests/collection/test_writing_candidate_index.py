@@ -1,5 +1,5 @@
 """The writing claim's candidate lock (`collection.writing_claims.candidate_statement`) walks the
-claim-order index, so a claim stops at the first premise with room instead of reading the
+claim-order index of its narrow table, so a claim stops at the first premise with room instead of reading the
 dataset's premises (PostgreSQL)."""
 
 import pytest
@@ -21,5 +21,5 @@ def test_the_candidate_lock_reads_the_claim_order_index(make_worker):
         cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "premise_claim_order" in plan, plan
+    assert "premise_claim_order_walk" in plan, plan
     assert "SKIP LOCKED" in sql

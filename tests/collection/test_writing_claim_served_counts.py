@@ -112,5 +112,5 @@ def test_a_genre_with_nothing_left_is_asked_after_the_others_not_first_on_every_
             worker = make_worker()
             session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"d{n}")
             assert present(writing_claims.claim_next_premise(worker, study_session=session)).premise.genre == travel
-    asked_fiction = [query for query in statements.captured_queries if f"p.genre_id = {fiction.pk} " in query["sql"]]
+    asked_fiction = [query for query in statements.captured_queries if f"o.genre_id = {fiction.pk} " in query["sql"]]
     assert len(asked_fiction) == 1

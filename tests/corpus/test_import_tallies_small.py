@@ -227,8 +227,8 @@ def test_a_small_import_into_a_large_table_leaves_its_statistics(tmp_path):
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {premises} (dataset_id, genre_id, prompt_id, text, text_hash, split, status, source,"
-            " writings_done, claims_made, sentences, parse, binary_parse, created_at)"
-            " SELECT %s, %s, 'p' || g, 'Premise ' || g, md5(g::text), 'train', 'available', '', 0, 0, '[]', '', '',"
+            " writings_done, sentences, parse, binary_parse, created_at)"
+            " SELECT %s, %s, 'p' || g, 'Premise ' || g, md5(g::text), 'train', 'available', '', 0, '[]', '', '',"
             " now() FROM generate_series(1, 3000) g",
             [dataset.pk, genre.pk],
         )
