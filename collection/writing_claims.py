@@ -89,26 +89,21 @@ def candidate_statement(
     study's genres and import files (`crowd.selectors.pool_limits`). Written in SQL: built by the ORM
     it costs the claim more CPU than the database spends on all its statements.
 
-
     A premise is available, has a split, still needs writings (writings done + open unexpired
     claims < the dataset's writings_per_premise) and was never claimed by this worker. The
-    statement reads and locks the premise's row of `ORDER_TABLE`, not the premise. With one
-    dataset (the usual case) it reads `dataset_id = %s ... ORDER BY writings_done, claims_made,
-    premise_id` with writings_per_premise as a constant, which walks the partial index
-    `premise_claim_order_walk` and stops at the first premise with room, probing the open claims of
-    each premise it passes (one index lookup each). A premise's `claims_made` grows with each claim, so
-    the premises held by open claims sort after the unclaimed ones of the same writings_done and the
-    walk seldom passes any: O(log n). Without a dataset: every dataset we collect ourselves.
+    statement reads and locks the premise's row of `ORDER_TABLE`. With one dataset (the usual case)
+    it reads `dataset_id = %s AND writings_done < %s ... ORDER BY writings_done, claims_made,
+    premise_id`, which walks the partial index `premise_claim_order_walk` from its start to the end
+    of its range and stops at the first premise with room, probing each passed premise's open claims
+    (one index lookup each). `claims_made` grows with each claim, so premises held by open claims
+    sort after the unclaimed ones and the walk seldom passes any: O(log n). A pool of one genre (a
+    balanced study's group) also reads `genre_id = %s`, leading `premise_genre_claim_order_walk`: a
+    genre with nothing left is an empty range, not a walk of the dataset. Without a dataset: every
+    dataset we collect ourselves.
 
     `shuffle_seed` (a study served in random order) breaks the ties of writings done and claims
-    made by a permutation of the premise ids of its own instead of import order: integer arithmetic
-    both databases compute alike, at the cost of sorting the least-written premises on each claim.
-
-    With a dataset, the statement also reads `writings_done < writings_per_premise`, the end of the
-    index range; and a pool of one genre (a balanced study's group) reads `genre_id = %s`, which
-    with the dataset leads the partial index `premise_genre_claim_order_walk`. A genre with nothing
-    left is then an empty range, read in a few index pages, not a walk of every premise of the
-    dataset.
+    made by a permutation of the premise ids of its own instead of import order: integer arithmetic,
+    at the cost of sorting the least-written premises on each claim.
     """
     params: list[Any] = []
     genres, sources = pool
@@ -235,13 +230,11 @@ def _count_claims(locked: list[int], claimed: list[int], now: datetime) -> None:
 def _claim_in_one_statement(
     worker: Worker, now: datetime, study_session: StudySession | None
 ) -> Callable[[list[int], list[int]], list[TaskClaim]]:
-    """The writing claim's `take` (`crowd.claiming.claim_rows`): the locked premise's room counted
-    again (`_room`'s rule), the claim inserted if it has room, its `claims_made` moved
-    (`_count_claims`) and, in a study, the claim counted in the study's `StudyServed` shard, in one
-    statement under the lock of the premise's order row: one round trip, not three, of the few a claim costs
-    (bench/RESULTS-writing-claims.md). The statement's snapshot is taken under the lock, so its
-    count sees every claim committed before, as `_room`'s does. The shard's row is the last lock
-    the claim takes (`crowd.services.LOCK_ORDER`) and is held only until the commit that follows."""
+    """The writing claim's `take` (`crowd.claiming.claim_rows`), one statement under the lock of the
+    premise's order row: its room counted again (`_room`'s rule; the snapshot is taken under the
+    lock, so it sees every claim committed before), the claim inserted if it has room, its
+    `claims_made` moved (`_count_claims`) and, in a study, the claim counted in the study's
+    `StudyServed` shard, the claim's last lock (`crowd.services.LOCK_ORDER`), held to the commit."""
     study = study_session.study if study_session is not None else None
     # A researcher's preview is served as a claim but is no claim made in the study.
     counts_served = study_session is not None and not study_session.is_preview
@@ -331,10 +324,8 @@ def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
     ]
 
 
-# Writing (and adversarial writing, which claims through `claim_next_premise`): one premise a claim,
-# least-written first; `claims_made` moves with each claim (`candidate_statement` says why), in the
-# claim's own statement (`_claim_in_one_statement`, its `take`); `_room` and `_count_claims` are the
-# same rules for a take-back.
+# Writing (and adversarial writing): one premise a claim, least-written first, taken by one
+# statement (`_claim_in_one_statement`); `_room` and `_count_claims` are its rules for a take-back.
 WRITING_CLAIMS = ClaimRule(
     model=WritingClaim,
     target="premise",
