@@ -1,0 +1,100 @@
+"""What the writing claim's statements must keep, each found unguarded by a library mutant: the
+study's own claim minutes, the served count's shards, a submit's locks leaving the dataset row free
+for the dataset's other writers, and a claim without a dataset narrowed to a pool's import files."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import OperationalError, connection, connections, transaction
+from django.utils import timezone
+
+from collection import writing_claims
+from collection.models import StudyServed
+from corpus.models import Dataset
+from crowd.models import StudySession, TaskKind
+from tests.collection.writing_helpers import add_premises, make_study, writing_setup
+from tests.present import present
+
+
+@pytest.mark.django_db
+def test_a_studys_writing_claim_runs_out_after_the_studys_own_claim_minutes(make_worker):
+    dataset, genre = writing_setup("own-minutes")
+    add_premises(dataset, genre, 1)
+    study = make_study(dataset, slug="own-minutes", task_kind=TaskKind.WRITING, claim_minutes=7)
+    worker = make_worker()
+    session = StudySession.objects.create(study=study, worker=worker, external_session_id="own-minutes")
+    before = timezone.now()
+    claim = present(writing_claims.claim_next_premise(worker, study_session=session))
+    after = timezone.now()
+    assert before + timedelta(minutes=7) <= claim.expires_at <= after + timedelta(minutes=7)
+
+
+@pytest.mark.django_db
+def test_a_studys_served_count_stays_on_its_shards_one_per_claimers_worker_id(make_worker):
+    dataset, genre = writing_setup("served-shards")
+    add_premises(dataset, genre, 30)
+    study = make_study(dataset, slug="served-shards", task_kind=TaskKind.WRITING)
+    workers = [make_worker() for _ in range(3 * StudyServed.SHARDS)]
+    for worker in workers:
+        session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{worker.pk}")
+        present(writing_claims.claim_next_premise(worker, study_session=session))
+    rows = {row.shard: row.claims for row in StudyServed.objects.filter(study=study)}
+    expected: dict[int, int] = {}
+    for worker in workers:
+        expected[worker.pk % StudyServed.SHARDS] = expected.get(worker.pk % StudyServed.SHARDS, 0) + 1
+    assert rows == expected
+    assert set(rows) == set(range(StudyServed.SHARDS))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submits_locks_leave_the_dataset_row_to_the_datasets_other_writers():
+    """Two submits on two premises of one dataset: the first holds its locks, the second takes its
+    own at once. Locking the dataset row with the premise would queue every writer of the dataset."""
+    dataset, genre = writing_setup("dataset-free")
+    first, second = add_premises(dataset, genre, 2)
+    holding, release, errors = threading.Event(), threading.Event(), []
+
+    def first_submit() -> None:
+        try:
+            with transaction.atomic():
+                writing_claims.lock_written_premise(first.pk)
+                holding.set()
+                release.wait(20)
+        except BaseException as error:  # reported by the assertion after the join
+            errors.append(error)
+            holding.set()
+        finally:
+            connections.close_all()
+
+    submitter = threading.Thread(target=first_submit)
+    submitter.start()
+    try:
+        assert holding.wait(20)
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '2s'")
+            locked = writing_claims.lock_written_premise(second.pk)
+            with connection.cursor() as cursor:  # what a pair's insert takes on its dataset
+                cursor.execute("SELECT 1 FROM collection_dataset WHERE id = %s FOR KEY SHARE", [dataset.pk])
+    except OperationalError as error:
+        raise AssertionError(f"the second submit waited on the first: {error}") from error
+    finally:
+        release.set()
+        submitter.join(timeout=30)
+    assert not errors, errors
+    assert locked.pk == second.pk and locked.dataset.slug == "dataset-free"
+
+
+@pytest.mark.django_db
+def test_a_claim_without_a_dataset_keeps_to_a_pools_import_files(make_worker):
+    dataset, genre = writing_setup("no-dataset-pool")
+    Dataset.objects.filter(pk=dataset.pk).update(is_imported=False)
+    add_premises(dataset, genre, 2, source="first.jsonl")
+    (wanted,) = add_premises(dataset, genre, 1, start=100, source="second.jsonl")
+    sql, params = writing_claims.candidate_statement(
+        make_worker(), timezone.now(), dataset=None, pool=([], ["second.jsonl"]), wanted=5
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        assert [pk for (pk,) in cursor.fetchall()] == [wanted.pk]
