@@ -1,6 +1,8 @@
 """What the writing claim's statements must keep, each found unguarded by a library mutant: the
 study's own claim minutes, the served count's shards, a submit's locks leaving the dataset row free
-for the dataset's other writers, and a claim without a dataset narrowed to a pool's import files."""
+for the dataset's other writers, and a candidate statement that keeps to its pool (genres, files,
+with a dataset or without), leaves out premises whose places live claims hold, and finds nothing for
+a worker the dataset's team excluded."""
 
 import threading
 from datetime import timedelta
@@ -11,7 +13,7 @@ from django.utils import timezone
 
 from collection import writing_claims
 from collection.models import StudyServed
-from corpus.models import Dataset
+from corpus.models import Dataset, Genre, Premise, WorkerExclusion
 from crowd.models import StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 from tests.present import present
@@ -98,3 +100,52 @@ def test_a_claim_without_a_dataset_keeps_to_a_pools_import_files(make_worker):
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql, params)
         assert [pk for (pk,) in cursor.fetchall()] == [wanted.pk]
+
+
+def candidates(worker, **statement) -> list[int]:
+    sql, params = writing_claims.candidate_statement(worker, timezone.now(), wanted=50, **statement)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return sorted(pk for (pk,) in cursor.fetchall())
+
+
+def three_genres(slug: str) -> tuple[Dataset, list[list[Premise]]]:
+    dataset, first = writing_setup(slug)
+    Dataset.objects.filter(pk=dataset.pk).update(is_imported=False)
+    dataset.refresh_from_db()
+    others = [
+        Genre.objects.create(slug=f"{slug}-{n}", name=f"Genre {n}", is_training=True, family=first.family)
+        for n in (2, 3)
+    ]
+    return dataset, [add_premises(dataset, genre, 2, start=100 * n) for n, genre in enumerate([first, *others])]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("with_dataset", [True, False], ids=["one dataset", "every dataset"])
+def test_a_candidate_statement_keeps_to_its_pools_genres_one_or_several(make_worker, with_dataset):
+    dataset, (first, second, third) = three_genres(f"pool-genres-{with_dataset}")
+    of = dataset if with_dataset else None
+    worker = make_worker()
+    assert candidates(worker, dataset=of, pool=([first[0].genre_id, third[0].genre_id], [])) == sorted(
+        premise.pk for premise in [*first, *third]
+    )
+    assert candidates(worker, dataset=of, pool=([second[0].genre_id], [])) == [premise.pk for premise in second]
+
+
+@pytest.mark.django_db
+def test_a_candidate_statement_leaves_out_premises_whose_places_live_claims_hold(make_worker):
+    dataset, genre = writing_setup("places-held", writings_per_premise=1)
+    held, free = add_premises(dataset, genre, 2)
+    assert present(writing_claims.claim_next_premise(make_worker(), dataset=dataset)).premise_id == held.pk
+    assert candidates(make_worker(), dataset=dataset) == [free.pk]
+
+
+@pytest.mark.django_db
+def test_a_candidate_statement_finds_nothing_for_a_worker_the_datasets_team_excluded(make_worker):
+    dataset, genre = writing_setup("excluded-candidates")
+    add_premises(dataset, genre, 2)
+    worker = make_worker()
+    assert len(candidates(worker, dataset=dataset)) == 2
+    WorkerExclusion.objects.create(worker=worker, team_id=dataset.team_id)
+    assert candidates(worker, dataset=dataset) == []
+    assert len(candidates(make_worker(), dataset=dataset)) == 2
