@@ -1,12 +1,14 @@
 """What the writing claim's statements must keep, each found unguarded by a library mutant: the
 study's own claim minutes, the served count's shards, a submit's locks leaving the dataset row free
 for the dataset's other writers, and a candidate statement that keeps to its pool (genres, files,
-with a dataset or without), leaves out premises whose places live claims hold, and finds nothing for
-a worker the dataset's team excluded."""
+with a dataset or without), leaves out premises whose places live claims hold and those already
+tried, and finds nothing for a worker the dataset's team excluded; a claim whose every candidate is
+locked waits for one instead of saying there is no task."""
 
 import threading
 from datetime import timedelta
 
+import psycopg2
 import pytest
 from django.db import OperationalError, connection, connections, transaction
 from django.utils import timezone
@@ -149,3 +151,33 @@ def test_a_candidate_statement_finds_nothing_for_a_worker_the_datasets_team_excl
     WorkerExclusion.objects.create(worker=worker, team_id=dataset.team_id)
     assert candidates(worker, dataset=dataset) == []
     assert len(candidates(make_worker(), dataset=dataset)) == 2
+
+
+@pytest.mark.django_db
+def test_a_candidate_statement_leaves_out_the_premises_the_claim_already_tried(make_worker):
+    dataset, genre = writing_setup("tried-candidates")
+    first, second, third = add_premises(dataset, genre, 3)
+    worker = make_worker()
+    assert candidates(worker, dataset=dataset, tried=[first.pk, third.pk]) == [second.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_whose_only_premise_is_locked_by_a_claim_in_flight_waits_for_it_and_takes_it(make_worker):
+    """Two places on the one premise; another claimer holds its order row. The first look skips it;
+    the second waits for the lock and finds the place still free."""
+    dataset, genre = writing_setup("waits-for-locked", writings_per_premise=2)
+    (premise,) = add_premises(dataset, genre, 1)
+    worker = make_worker()
+    in_flight = psycopg2.connect(**connection.get_connection_params())  # released from a timer's thread
+    with in_flight.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {writing_claims.ORDER_TABLE} WHERE premise_id = %s FOR NO KEY UPDATE", [premise.pk]
+        )
+    releaser = threading.Timer(0.5, in_flight.rollback)
+    releaser.start()
+    try:
+        claim = writing_claims.claim_next_premise(worker, dataset=dataset)
+    finally:
+        releaser.join()
+        in_flight.close()
+    assert present(claim).premise_id == premise.pk
