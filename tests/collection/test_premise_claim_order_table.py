@@ -1,6 +1,7 @@
 """The writing claim's order table (`collection_premise_claim_order`), kept from the premises by
 triggers: every way a premise is written reaches its row, a claim writes that row and never the
-premise, and a premise writer waiting on a claimer's row never deadlocks with the claim's commit."""
+premise, and a premise writer (a submit, a hold, the split draw) waiting on a claimer's row never
+deadlocks with the claim's commit."""
 
 import threading
 import time
@@ -9,7 +10,7 @@ import pytest
 from django.db import connection, connections, transaction
 from django.db.models import F
 
-from collection import writing_claims
+from collection import premise_pool, splits, writing_claims
 from corpus.models import Genre, Premise, PremiseStatus
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.present import present
@@ -106,13 +107,31 @@ def backends_waiting_on_a_lock(own_pids: set[int]) -> int:
         return cursor.fetchone()[0]
 
 
+def submit_on(premise: Premise) -> None:
+    """A writing submit's locks and its count of the writing."""
+    with transaction.atomic():
+        locked = writing_claims.lock_written_premise(premise.pk)
+        locked.writings_done += 1
+        locked.save(update_fields=["writings_done"])
+
+
+def hold(premise: Premise) -> None:
+    premise_pool.hold_premises(Premise.objects.filter(pk=premise.pk))
+
+
+def draw_splits(premise: Premise) -> None:
+    splits.assign_splits(premise.dataset, dev=0, test=0)
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_submit_waiting_on_a_claimers_order_row_lets_the_claims_commit_through():
+@pytest.mark.parametrize("door", [submit_on, hold, draw_splits], ids=["submit", "hold", "split draw"])
+def test_a_premise_writer_waiting_on_a_claimers_order_row_lets_the_claims_commit_through(door):
     """A claimer holds the premise's order row and, at its commit, key-shares the premise (its
-    insert's foreign key); a submit locks the premise, then waits on the order row. With the premise
-    locked FOR UPDATE the two would wait on each other: a deadlock."""
+    insert's foreign key); a writer of the premise (a submit, a researcher's hold, the split draw)
+    locks the premise, then waits on the order row. With the premise locked FOR UPDATE the two would
+    wait on each other: a deadlock."""
     dataset, genre = writing_setup("order-locks")
-    (premise,) = add_premises(dataset, genre, 1)
+    (premise,) = add_premises(dataset, genre, 1, split="")
     claimer = connections.create_connection("default")
     claimer.set_autocommit(False)
     with claimer.cursor() as cursor:
@@ -124,12 +143,9 @@ def test_a_submit_waiting_on_a_claimers_order_row_lets_the_claims_commit_through
         claimer_pid = cursor.fetchone()[0]
     errors: list[BaseException] = []
 
-    def submit() -> None:
+    def write() -> None:
         try:
-            with transaction.atomic():
-                locked = writing_claims.lock_written_premise(premise.pk)
-                locked.writings_done += 1
-                locked.save(update_fields=["writings_done"])
+            door(premise)
         except BaseException as error:  # reported by the assertion after the join
             errors.append(error)
         finally:
@@ -138,20 +154,19 @@ def test_a_submit_waiting_on_a_claimers_order_row_lets_the_claims_commit_through
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         own_pid = cursor.fetchone()[0]
-    submitter = threading.Thread(target=submit)
-    submitter.start()
+    writer = threading.Thread(target=write)
+    writer.start()
     try:
         deadline = time.monotonic() + 10
         while backends_waiting_on_a_lock({claimer_pid, own_pid}) == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert backends_waiting_on_a_lock({claimer_pid, own_pid}) == 1  # the submit, on the order row
+        assert backends_waiting_on_a_lock({claimer_pid, own_pid}) == 1  # the writer, on the order row
         with claimer.cursor() as cursor:  # what the claim's foreign key takes at its commit
             cursor.execute("SELECT 1 FROM collection_premise WHERE id = %s FOR KEY SHARE", [premise.pk])
         claimer.commit()
     finally:
         claimer.close()
-        submitter.join(timeout=30)
+        writer.join(timeout=30)
     assert not errors, errors
     premise.refresh_from_db()
-    assert premise.writings_done == 1
-    assert order_rows()[premise.pk][3] == 1
+    assert order_rows()[premise.pk] == as_premises_say()[premise.pk]
