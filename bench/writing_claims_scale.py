@@ -42,23 +42,28 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.2f}"
 
 
+def timed_calls(share, function, latencies, errors):
+    """function(item) for every item of `share`, each call's seconds added to `latencies` and each
+    failure's repr to `errors`."""
+    for item in share:
+        started = time.perf_counter()
+        try:
+            function(item)
+        except Exception as error:
+            errors.append(repr(error))
+            continue
+        latencies.append(time.perf_counter() - started)
+
+
 def run_threads(count, items, function):
     """function(item) for every item from `count` threads; (calls, seconds, latencies, errors)."""
     from django.db import connections
 
-    errors, latencies, lock = [], [], threading.Lock()
+    errors, latencies = [], []  # list.append is atomic: the threads share both lists
 
     def body(share):
         try:
-            for item in share:
-                started = time.perf_counter()
-                try:
-                    function(item)
-                except Exception as error:
-                    errors.append(repr(error))
-                    continue
-                with lock:
-                    latencies.append(time.perf_counter() - started)
+            timed_calls(share, function, latencies, errors)
         finally:
             connections.close_all()
 
@@ -89,14 +94,7 @@ def run_processes(count, items, function):
             connection.ensure_connection()
             ready.release()
             start.wait()
-            for item in share:
-                started = time.perf_counter()
-                try:
-                    function(item)
-                except Exception as error:
-                    errors.append(repr(error))
-                    continue
-                latencies.append(time.perf_counter() - started)
+            timed_calls(share, function, latencies, errors)
         finally:
             connections.close_all()
             results.put((latencies, errors))
