@@ -59,7 +59,9 @@ def run_threads(count, items, function):
     """function(item) for every item from `count` threads; (calls, seconds, latencies, errors)."""
     from django.db import connections
 
-    errors, latencies = [], []  # list.append is atomic: the threads share both lists
+    # list.append is atomic: the threads share both lists.
+    errors: list[str] = []
+    latencies: list[float] = []
 
     def body(share):
         try:
@@ -89,7 +91,8 @@ def run_processes(count, items, function):
     results, ready, start = context.Queue(), context.Semaphore(0), context.Event()
 
     def body(share):
-        latencies, errors = [], []
+        latencies: list[float] = []
+        errors: list[str] = []
         try:
             connection.ensure_connection()
             ready.release()
