@@ -45,9 +45,9 @@ def waiting_catch_pair(dataset):
     return pair
 
 
-def pick(worker, dataset, *, most=1, per_batch=1.0, seen=None, keep=lambda: 0.0):
-    """The catch trials of the worker's next batch, every new premise's draw taken (it opens), an
-    open one kept as `keep` draws; `seen`: the pairs of the worker's claims unless given."""
+def pick(worker, dataset, *, most=1, per_batch=1.0, seen=None, keep=lambda: 0.0, draw=0.0):
+    """The catch trials of the worker's next batch, a new premise opened as `draw` falls (0: it
+    opens), an open one kept as `keep` draws; `seen`: the pairs of the worker's claims unless given."""
     return catch_trials.pick_catch_trials(
         worker=worker,
         dataset=dataset,
@@ -55,7 +55,7 @@ def pick(worker, dataset, *, most=1, per_batch=1.0, seen=None, keep=lambda: 0.0)
         per_batch=per_batch,
         seen=ValidationClaim.objects.filter(worker=worker).values("pair_id") if seen is None else seen,
         claims=ValidationClaim.objects.all(),
-        draw=lambda: 0.0,
+        draw=lambda: draw,
         keep_draw=keep,
     )
 
@@ -158,6 +158,28 @@ def test_new_catch_premises_open_in_random_order(make_worker):
         finished_premise(dataset)
     # Thirty-six pairs of new premises, none served: six picks all of one pair would be chance 1 in 36**5.
     assert len({pick(make_worker(), dataset)[0] for _ in range(6)}) > 1
+
+
+def test_a_new_premise_of_three_pairs_opens_at_a_third_of_the_chance_of_one_pair(make_worker):
+    dataset = make_dataset()
+    finished_premise(dataset)  # three pairs: twelve servings, opened at 1 / 12 for one catch trial a batch
+    chance = 1.0 / (3 * MAX_SERVINGS)
+    assert pick(make_worker(), dataset, draw=chance * 1.2) == []
+    assert len(pick(make_worker(), dataset, draw=chance * 0.8)) == 1
+
+
+def test_a_study_owes_its_share_less_what_it_was_served_and_its_open_premises_still_give(make_worker):
+    dataset = make_dataset()
+    (full,), _ = finished_premise(dataset)  # open: one pair used up (no serving left), two not served
+    for _ in range(MAX_SERVINGS):
+        served_as_catch_trial(full, make_worker())
+    (once,), _ = finished_premise(dataset)  # open: served once
+    served_as_catch_trial(once, make_worker())
+    finished_premise(dataset)  # not open: owes nothing yet
+    left = (0 + 4 + 4) + (3 + 4 + 4)
+    role = catch_trials.catch_role_pairs([dataset.pk])
+    owed = catch_trials._owed(role, (9, 2), per_batch=0.5, claims=ValidationClaim.objects.all())
+    assert owed == pytest.approx(0.5 * (9 + 1) - 2 - left)
 
 
 def test_the_premises_a_batch_opens_follow_what_the_study_owes():
