@@ -13,6 +13,7 @@ import pytest
 
 from corpus.labels import NO_GOLD
 from quality import correlated
+from quality.aggregation import validate_labels
 from quality.correlated import CorrelatedCheck, CorrelatedGroup, PairEvidence
 
 E, N, C = "entailment", "neutral", "contradiction"
@@ -240,4 +241,4 @@ def test_a_group_votes_once_its_plurality_and_not_at_all_when_tied():
     # A label table of its own: one row a label, numbered from 0 (no index label twice).
     assert merged.index.tolist() == list(range(3))
     alone = CorrelatedCheck(groups=(), tested_pairs=3, calibration=1.0, alpha=0.01)
-    assert correlated.groups_as_one_worker(data, alone).equals(correlated.validate_labels(data))
+    assert correlated.groups_as_one_worker(data, alone).equals(validate_labels(data))
