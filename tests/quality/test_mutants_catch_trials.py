@@ -5,14 +5,12 @@ session and time."""
 
 import threading
 import uuid
-from decimal import Decimal
 
 import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
 from corpus.models import Label, Pair
-from crowd.models import Study, TaskKind
 from quality import catch_trials
 from quality.catch_trials import MAX_SERVINGS, PoolState, catch_pool_statuses, catch_pools, score_catch_trials
 from quality.models import CatchTrialAnswer
@@ -318,16 +316,7 @@ def test_a_pool_with_exactly_the_servings_a_study_needs_is_enough():
     dataset = make_dataset()
     for _ in range(3):
         lone_catch_premise(dataset)  # twelve servings
-    study = Study.objects.create(
-        slug="exact",
-        name="exact",
-        dataset=dataset,
-        task_kind=TaskKind.VALIDATION,
-        tasks_per_batch=3,
-        completion_code="CODE",
-        catch_trial_share=0.2,
-        bonus_per_catch_match=Decimal("0"),
-        planned_sessions=4,
-    )
+    study = make_study(dataset, share=0.2, bonus="0")
+    study.tasks_per_batch, study.planned_sessions = 3, 4
     assert round(4 * 3 * catch_trials.catch_trials_per_batch(0.2, 5)) == 12
     assert study_catch_shortfall(study) is None

@@ -17,6 +17,8 @@ from quality.aggregation import validate_labels
 from quality.correlated import CorrelatedCheck, CorrelatedGroup, PairEvidence
 
 E, N, C = "entailment", "neutral", "contradiction"
+# A pair of workers' figures, in `pair_statistics`' column order after the two workers.
+FIGURES = ("shared", "disagreements", "expected_disagreements", "co_errors", "expected_co_errors", "error_events")
 
 
 def strict_majority(votes: Counter) -> str | None:
@@ -52,20 +54,7 @@ def loop_statistics(rows: list[tuple[str, str, str]]) -> dict[tuple[str, str], d
             reference = strict_majority(votes[task] - Counter([label_a, label_b]))
             if reference is None:
                 continue
-            pair = figures.setdefault(
-                (a, b),
-                dict.fromkeys(
-                    (
-                        "shared",
-                        "disagreements",
-                        "expected_disagreements",
-                        "co_errors",
-                        "expected_co_errors",
-                        "error_events",
-                    ),
-                    0.0,
-                ),
-            )
+            pair = figures.setdefault((a, b), dict.fromkeys(FIGURES, 0.0))
             both = {k: pi[a][reference][k] * pi[b][reference][k] for k in labels}
             pair["shared"] += 1
             pair["disagreements"] += label_a != label_b
@@ -94,16 +83,7 @@ def test_the_pair_statistics_are_a_loop_over_each_pair_of_workers_scored_tasks()
     rows = crowd()
     frame = correlated.pair_statistics(pd.DataFrame(rows, columns=["task", "worker", "label"]))
     expected = loop_statistics(rows)
-    assert list(frame.columns) == [
-        "worker_a",
-        "worker_b",
-        "shared",
-        "disagreements",
-        "expected_disagreements",
-        "co_errors",
-        "expected_co_errors",
-        "error_events",
-    ]
+    assert list(frame.columns) == ["worker_a", "worker_b", *FIGURES]
     assert set(zip(frame["worker_a"], frame["worker_b"], strict=True)) == set(expected)
     for row in frame.itertuples(index=False):
         figures = expected[(row.worker_a, row.worker_b)]
