@@ -46,6 +46,8 @@ def test_a_refused_writing_submit_scrolls_to_the_field_and_focuses_it(phone, liv
     phone.get_by_label(family.contradiction_prompt).fill("The boat never left the harbour.")
     phone.locator("#submit-hypotheses").click()
     phone.locator("#neutral-errors").wait_for()
+    # The page's script moves the focus once it has loaded, which may be after the error is shown.
+    phone.wait_for_function("document.activeElement && document.activeElement.name === 'neutral'", timeout=5000)
 
     assert not Pair.objects.exists()
     assert phone.evaluate("document.activeElement.name") == "neutral"
