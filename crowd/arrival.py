@@ -177,16 +177,14 @@ def start_study_session(
     (or another study) must not carry an open task over, to be counted for the earlier session
     or done twice: the task goes back to the pool, and the worker is told."""
     worker = worker_for_arrival(arrival)
-    try:
-        with transaction.atomic():
-            session, _ = StudySession.objects.get_or_create(
-                study=study,
-                worker=worker,
-                external_session_id=arrival.session_id,
-                defaults={"external_study_id": arrival.study_id, "device": device},
-            )
-    except IntegrityError:
-        session = StudySession.objects.get(study=study, worker=worker, external_session_id=arrival.session_id)
+    # Two first visits at once: get_or_create's own savepoint takes the loser's IntegrityError and
+    # reads the winner's row.
+    session, _ = StudySession.objects.get_or_create(
+        study=study,
+        worker=worker,
+        external_session_id=arrival.session_id,
+        defaults={"external_study_id": arrival.study_id, "device": device},
+    )
     with transaction.atomic():
         if arrival.turk_submit_to and session.turk_submit_to != arrival.turk_submit_to:
             session.turk_submit_to = arrival.turk_submit_to

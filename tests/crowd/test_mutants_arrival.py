@@ -254,6 +254,50 @@ def test_a_worker_whose_first_arrival_commits_meanwhile_is_that_worker_read_with
     assert Worker.objects.filter(external_id="P-TWICE", market=Market.PROLIFIC).count() == 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_two_first_visits_of_one_session_at_once_resume_the_session_the_first_made() -> None:
+    """The second visit's insert waits on the first's, fails when the first commits, and resumes
+    the session the first made: one session, no error, the first browser remembered."""
+    dataset, _genre = writing_setup()
+    study = make_study(dataset)
+    link = arrival.Arrival(Market.PROLIFIC, "P-AT-ONCE", "STUDY", "SESSION-AT-ONCE")
+    arrival.worker_for_arrival(link)
+    first_created = threading.Event()
+    first_may_commit = threading.Event()
+    found: dict[str, object] = {}
+
+    def first_visit() -> None:
+        try:
+            with transaction.atomic():
+                found["first"] = arrival.start_study_session(study, link, claim_models=(), device="first").session
+                first_created.set()
+                first_may_commit.wait(30)
+        finally:
+            connection.close()
+
+    def second_visit() -> None:
+        try:
+            found["second"] = arrival.start_study_session(study, link, claim_models=(), device="second").session
+        except BaseException as error:
+            found["second"] = error
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=first_visit)
+    first.start()
+    assert first_created.wait(30)
+    second = threading.Thread(target=second_visit)
+    second.start()
+    wait_until_a_query_of_this_database_waits_on_a_lock(naming="SESSION-AT-ONCE")
+    first_may_commit.set()
+    first.join(30)
+    second.join(30)
+    assert found["second"] == found["first"]
+    assert list(StudySession.objects.filter(study=study).values_list("external_session_id", "device")) == [
+        ("SESSION-AT-ONCE", "first")
+    ]
+
+
 def test_a_return_without_turk_submit_to_keeps_the_address_the_session_has(study) -> None:
     posting = arrival.Arrival(Market.MTURK, "A1", "HIT1", "ASSIGN1", turk_submit_to="https://www.mturk.com")
     started = arrival.start_study_session(study, posting, claim_models=())
