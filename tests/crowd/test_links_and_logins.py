@@ -4,7 +4,7 @@ market-like local usernames, login lockout and API throttles."""
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.test import override_settings
+from django.test import Client, override_settings
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -189,3 +189,15 @@ def test_api_throttles_are_configured():
     assert isinstance(classes, list)
     assert "rest_framework.throttling.UserRateThrottle" in classes
     assert "rest_framework.throttling.AnonRateThrottle" in classes
+
+
+def test_another_participants_arrival_leaves_an_open_claim_alone(client, study):
+    client.get(entry(study), PROLIFIC)
+    client.get(reverse("writing_next"))
+    claim = WritingClaim.objects.get()
+    other = Client()
+    other.get(entry(study), {**PROLIFIC, "PROLIFIC_PID": "6a1b2c3d4e5f6a7b8c9d0e1f", "SESSION_ID": "sess-other"})
+    other.get(reverse("writing_next"))
+    claim.refresh_from_db()
+    assert claim.status == ClaimStatus.OPEN
+    assert WritingClaim.objects.filter(status=ClaimStatus.OPEN).count() == 2
