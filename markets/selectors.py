@@ -3,7 +3,7 @@
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, StudySession
@@ -161,16 +161,24 @@ def panel(study: Study) -> dict[str, Any]:
         "money": money,
         "unsure_batches": unsure_batches(connection) if connection else [],
         "calls": list(MarketCall.objects.filter(connection=connection)[:RECENT_CALLS]) if connection else [],
-        "refused": []
-        if connection is None
-        else list(
-            BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
-            .filter(market_payment__state=PaymentState.RELEASED)
-            .exclude(market_payment__last_error="")
-            .values_list("market_payment__last_error", flat=True)
-            .distinct()[:5]
-        ),
+        "refused": [] if connection is None else last_refusals(study),
     }
+
+
+def last_refusals(study: Study, most: int = 5) -> list[str]:
+    """The market's words for the study's latest refused bonuses (released to be tried again), each
+    said once, newest first: many bonuses of one participant are refused for one reason."""
+    refused = (
+        BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
+        .filter(market_payment__state=PaymentState.RELEASED)
+        .exclude(market_payment__last_error="")
+        # Without the model's ordering, whose columns would join the grouping.
+        .order_by()
+        .values("market_payment__last_error")
+        .annotate(latest=Max("market_payment__pk"))
+        .order_by("-latest")
+    )
+    return [row["market_payment__last_error"] for row in refused[:most]]
 
 
 def unsure_batches(connection: MarketConnection) -> list[BonusBatch]:

@@ -1,0 +1,386 @@
+"""The market panel's and the bonus page's reads (markets/selectors.py), at the edges mutmut found
+unguarded: which bonuses each state of the payment machine holds and what they add up to, for a
+study with a connection and one without, the panel's lists of sessions and what they leave out,
+how long each list may grow, and what an unsure bulk bonus says about when it may be read as not
+paid."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from corpus.models import Market, Worker
+from crowd.holds import decide_code_holds, hold
+from crowd.models import CodeHold, CodeHoldDecision, Study, StudySession
+from markets import connections, selectors
+from markets.models import (
+    BatchState,
+    BonusBatch,
+    BonusPayment,
+    MarketCall,
+    MarketConnection,
+    Payer,
+    PaymentState,
+    ReviewDecision,
+    ReviewState,
+    SessionReview,
+)
+from quality.guessers import GUESSER
+from quality.models import BonusEntry, BonusKind
+
+from .conftest import make_study
+
+pytestmark = pytest.mark.django_db
+
+STUDY_ID = "5fa0000000000000000000a1"
+
+
+def connect(study: Study) -> MarketConnection:
+    return connections.save_connection(study, market="prolific", market_study_id=STUDY_ID, token="t")
+
+
+def visit(study: Study, name: str, *, complete: bool = True, closed: bool = False) -> StudySession:
+    user = User.objects.create_user(username=f"{study.slug}-{name}")
+    worker = Worker.objects.create(user=user, market=Market.PROLIFIC, external_id=f"{study.slug}-{name}")
+    now = timezone.now()
+    return StudySession.objects.create(
+        study=study,
+        worker=worker,
+        external_session_id=f"submission-{name}",
+        completed_at=now if complete else None,
+        closed_at=now if closed else None,
+    )
+
+
+def earned(study: Study, session: StudySession, amount: str) -> BonusEntry:
+    return BonusEntry.objects.create(
+        kind=BonusKind.EARNED,
+        worker=session.worker,
+        study=study,
+        study_session=session,
+        amount=Decimal(amount),
+        currency="GBP",
+        reason=f"Catch trial matched in study {study.slug}",
+    )
+
+
+def paying(
+    row: BonusEntry, connection: MarketConnection, state: str, payer: str = Payer.API, last_error: str = ""
+) -> BonusEntry:
+    BonusPayment.objects.create(
+        earned=row,
+        connection=connection,
+        state=state,
+        payer=payer,
+        request_token=f"nli-bonus-{row.pk}",
+        lease_until=timezone.now(),
+        last_error=last_error,
+    )
+    return row
+
+
+def paid(row: BonusEntry) -> BonusEntry:
+    return BonusEntry.objects.create(
+        kind=BonusKind.PAID,
+        worker=row.worker,
+        study=row.study,
+        study_session=row.study_session,
+        amount=row.amount,
+        currency=row.currency,
+        reason="Paid",
+        pays=row,
+    )
+
+
+def figure(n: int, total: str) -> dict[str, object]:
+    return {"n": n, "total": Decimal(total)}
+
+
+@pytest.fixture
+def book():
+    """A connected study's bonuses, one in each place of the payment machine (amounts that add up
+    to a different total for every set), and another study's like them."""
+    study = make_study()
+    connection = connect(study)
+    done = visit(study, "done")
+    waiting = visit(study, "waiting")
+    hold(waiting, GUESSER, "Labels at chance so far (sequential guesser test).")
+    rows = {
+        "free": earned(study, done, "0.01"),
+        "released": paying(
+            earned(study, done, "0.02"), connection, PaymentState.RELEASED, last_error="Incorrect id: nobody"
+        ),
+        "api_claimed": paying(earned(study, done, "0.04"), connection, PaymentState.CLAIMED),
+        "api_sent": paying(earned(study, done, "0.08"), connection, PaymentState.SENT),
+        "api_unknown": paying(earned(study, done, "0.16"), connection, PaymentState.UNKNOWN),
+        "file_sent": paying(earned(study, done, "0.32"), connection, PaymentState.SENT, Payer.FILE),
+        "file_claimed": paying(earned(study, done, "0.64"), connection, PaymentState.CLAIMED, Payer.FILE),
+        "aside": paying(earned(study, done, "1.28"), connection, PaymentState.ASIDE, last_error="Refused"),
+        "confirmed": earned(study, done, "2.56"),
+        "held": earned(study, waiting, "5.12"),
+        "held_sent": paying(earned(study, waiting, "10.24"), connection, PaymentState.SENT),
+    }
+    rows["paid"] = paid(rows["confirmed"])
+    # A paid bonus is in flight no more, whatever row of the payment machine was left behind.
+    paying(rows["confirmed"], connection, PaymentState.SENT, Payer.FILE)
+    paying(rows["paid"], connection, PaymentState.CLAIMED)
+    other = make_study("other-study")
+    other_connection = connect(other)
+    stranger = visit(other, "stranger")
+    paying(earned(other, stranger, "20.48"), other_connection, PaymentState.SENT, Payer.FILE)
+    paying(earned(other, stranger, "40.96"), other_connection, PaymentState.CLAIMED)
+    paying(earned(other, stranger, "81.92"), other_connection, PaymentState.ASIDE)
+    paying(earned(other, stranger, "163.84"), other_connection, PaymentState.RELEASED, last_error="Other study")
+    paid(earned(other, stranger, "327.68"))
+    earned(other, stranger, "655.36")
+    return study, rows
+
+
+def ids(rows) -> list[int]:
+    return [row.pk for row in rows]
+
+
+# --- each state of the payment machine -----------------------------------------------------------
+
+
+def test_each_state_lists_its_own_bonuses_of_the_study(book):
+    study, rows = book
+
+    assert ids(selectors.owed_entries(study)) == ids([rows["free"], rows["released"]])
+    assert ids(selectors.held_by_files(study)) == ids([rows["file_sent"]])
+    assert ids(selectors.held_by_the_api(study)) == ids([rows["api_claimed"], rows["api_sent"], rows["api_unknown"]])
+    assert ids(selectors.set_aside(study)) == ids([rows["aside"]])
+    in_flight = ["api_claimed", "api_sent", "api_unknown", "file_sent", "file_claimed", "held_sent"]
+    assert sorted(ids(selectors.in_flight_entries(study))) == sorted(ids(rows[name] for name in in_flight))
+    assert ids(selectors.paid_entries(study)) == ids([rows["paid"]])
+
+
+def test_a_connected_studys_figures_count_and_add_up_each_state(book):
+    study, _ = book
+    expected = {
+        "owed": figure(2, "0.03"),
+        "in_flight": figure(6, "11.48"),
+        "aside": figure(1, "1.28"),
+        "paid": figure(1, "2.56"),
+    }
+
+    assert selectors.machine_figures(study) == expected
+    assert selectors.machine_figures(study, connected=True) == expected
+
+
+def test_figures_told_there_is_no_connection_have_every_payable_bonus_owed_and_nothing_in_flight(book):
+    study, _ = book
+
+    assert selectors.machine_figures(study, connected=False) == {
+        "owed": figure(8, "2.55"),
+        "in_flight": figure(0, "0"),
+        "aside": figure(0, "0"),
+        "paid": figure(1, "2.56"),
+    }
+
+
+def test_a_study_without_a_connection_owes_every_payable_bonus():
+    study = make_study()
+    done = visit(study, "done")
+    waiting = visit(study, "waiting")
+    hold(waiting, GUESSER, "Labels at chance so far (sequential guesser test).")
+    owed = [earned(study, done, "0.10"), earned(study, done, "0.20")]
+    earned(study, waiting, "0.40")
+    paid(earned(study, done, "0.80"))
+
+    figures = selectors.machine_figures(study)
+    money = selectors.bonus_page_money(study)
+
+    assert figures == {
+        "owed": figure(2, "0.30"),
+        "in_flight": figure(0, "0"),
+        "aside": figure(0, "0"),
+        "paid": figure(1, "0.80"),
+    }
+    assert ids(money.pop("confirmable")) == ids(owed)
+    assert money == {"api": [], "files": [], "aside": [], "figures": figures}
+
+
+def test_the_bonus_page_confirms_by_hand_what_no_payer_holds_what_files_sent_and_what_was_set_aside(book):
+    study, rows = book
+
+    money = selectors.bonus_page_money(study)
+
+    assert ids(money["confirmable"]) == ids(rows[name] for name in ("free", "released", "file_sent", "aside"))
+    assert ids(money["api"]) == ids(rows[name] for name in ("api_claimed", "api_sent", "api_unknown"))
+    assert ids(money["files"]) == ids([rows["file_sent"]])
+    assert ids(money["aside"]) == ids([rows["aside"]])
+    assert money["aside"][0].market_payment.last_error == "Refused"
+    assert money["figures"] == selectors.machine_figures(study)
+    assert set(money) == {"confirmable", "api", "files", "aside", "figures"}
+
+
+def test_every_study_is_listed_by_slug_with_its_own_connection_or_none():
+    later, unconnected, earlier = make_study("b-study"), make_study("c-study"), make_study("a-study")
+    first, second = connect(earlier), connect(later)
+
+    listed = selectors.connected_studies()
+
+    assert [study.slug for study in listed] == ["a-study", "b-study", "c-study"]
+    assert [study.connection for study in listed] == [first, second, None]  # type: ignore[attr-defined]
+    assert unconnected.pk == listed[2].pk
+
+
+# --- the market panel ------------------------------------------------------------------------------
+
+
+def review(session: StudySession, state: str) -> SessionReview:
+    return SessionReview.objects.create(study_session=session, decision=ReviewDecision.APPROVE, state=state)
+
+
+def test_the_panel_sorts_a_studys_sessions_into_to_approve_held_decided_and_closed(book):
+    study, _ = book
+    done = StudySession.objects.get(study=study, external_session_id="submission-done")
+    waiting = StudySession.objects.get(study=study, external_session_id="submission-waiting")
+    released, refused = visit(study, "released"), visit(study, "refused")
+    for session in (released, refused):
+        hold(session, GUESSER, "Labels at chance so far (sequential guesser test).")
+    decide_code_holds([released.pk], CodeHoldDecision.RELEASED)
+    decide_code_holds([refused.pk], CodeHoldDecision.REFUSED)
+    closed_complete = visit(study, "closed-complete", closed=True)
+    closed_returned = visit(study, "returned", complete=False, closed=True)
+    visit(study, "still-working", complete=False)
+    queued, confirmed = visit(study, "queued"), visit(study, "confirmed")
+    review(queued, ReviewState.SENT)
+    review(confirmed, ReviewState.CONFIRMED)
+    held_decided = visit(study, "held-decided")
+    hold(held_decided, GUESSER, "Labels at chance so far (sequential guesser test).")
+    review(held_decided, ReviewState.FAILED)
+    visit(Study.objects.get(slug="other-study"), "other-closed", closed=True)
+
+    panel = selectors.panel(study)
+
+    assert sorted(ids(panel["to_approve"])) == sorted(ids([done, released]))
+    assert ids(panel["held"]) == ids([waiting])
+    assert list(panel["held"][0].code_holds.all()) == list(CodeHold.objects.filter(session=waiting))
+    assert sorted(ids(panel["decided"])) == sorted(ids([queued, confirmed, held_decided]))
+    assert panel["unsure_reviews"] == 1
+    assert sorted(ids(panel["closed"])) == sorted(ids([closed_complete, closed_returned]))
+    assert panel["connection"] == MarketConnection.objects.get(study=study)
+
+
+def test_the_panels_money_and_the_refusals_it_names_are_the_studys_own(book):
+    study, rows = book
+    connection = MarketConnection.objects.get(study=study)
+    paying(earned(study, rows["free"].study_session, "0.01"), connection, PaymentState.RELEASED)
+    confirmed = earned(study, rows["free"].study_session, "0.01")
+    paying(confirmed, connection, PaymentState.RELEASED, last_error="Released before it was confirmed")
+    paying(paid(confirmed), connection, PaymentState.RELEASED, last_error="A paid row")
+
+    panel = selectors.panel(study)
+
+    assert panel["money"] == {"owed": figure(3, "0.04"), "in_flight": figure(6, "11.48"), "paid": figure(2, "2.57")}
+    assert panel["refused"] == ["Incorrect id: nobody"]
+
+
+def test_the_panel_of_a_study_without_a_connection_has_no_batches_calls_or_refusals():
+    study = make_study()
+    visit(study, "done")
+
+    panel = selectors.panel(study)
+
+    assert panel["connection"] is None
+    assert (panel["unsure_batches"], panel["calls"], panel["refused"]) == ([], [], [])
+    assert panel["money"] == {"owed": figure(0, "0"), "in_flight": figure(0, "0"), "paid": figure(0, "0")}
+
+
+def test_the_panel_shows_the_studys_own_calls_newest_first_and_no_more_than_twenty(book):
+    study, _ = book
+    connection = MarketConnection.objects.get(study=study)
+    other = MarketConnection.objects.exclude(pk=connection.pk).get()
+    made = [MarketCall.objects.create(connection=connection, action=f"call-{n}") for n in range(21)]
+    MarketCall.objects.create(connection=other, action="other-study")
+
+    calls = selectors.panel(study)["calls"]
+
+    assert [call.action for call in calls] == [f"call-{n}" for n in range(20, 0, -1)]
+    assert made[0] not in calls
+
+
+def test_the_panel_names_the_five_latest_refusals_each_once(book):
+    study, rows = book
+    connection = MarketConnection.objects.get(study=study)
+    for error in ("e0", "e1", "e2", "e3", "e4", "e5", "e3", "e5"):
+        paying(earned(study, rows["free"].study_session, "0.01"), connection, PaymentState.RELEASED, last_error=error)
+
+    assert selectors.panel(study)["refused"] == ["e5", "e3", "e4", "e2", "e1"]
+
+
+def test_the_panels_session_lists_stop_at_their_lengths():
+    study = make_study()
+    now = timezone.now()
+    users = User.objects.bulk_create([User(username=f"many-{n}") for n in range(852)])
+    workers = Worker.objects.bulk_create(
+        [Worker(user=user, market=Market.PROLIFIC, external_id=f"many-{n}") for n, user in enumerate(users)]
+    )
+
+    def sessions(chosen, **fields):
+        return StudySession.objects.bulk_create(
+            [StudySession(study=study, worker=w, external_session_id=f"s-{w.pk}", **fields) for w in chosen]
+        )
+
+    sessions(workers[:501], completed_at=now)
+    held = sessions(workers[501:702], completed_at=now)
+    CodeHold.objects.bulk_create([CodeHold(session=s, kind=GUESSER, text="held") for s in held])
+    decided = sessions(workers[702:753], completed_at=now)
+    SessionReview.objects.bulk_create(
+        [SessionReview(study_session=s, decision=ReviewDecision.APPROVE, state=ReviewState.SENT) for s in decided]
+    )
+    sessions(workers[753:804], closed_at=now)
+
+    panel = selectors.panel(study)
+
+    assert (len(panel["to_approve"]), len(panel["held"]), len(panel["decided"]), len(panel["closed"])) == (
+        500,
+        200,
+        50,
+        50,
+    )
+    assert panel["unsure_reviews"] == 51
+
+
+# --- unsure bulk bonuses ----------------------------------------------------------------------------
+
+
+def test_an_unsure_bulk_bonus_may_be_read_as_not_paid_only_after_the_record_settles(settings, book):
+    settings.MARKET_RECORD_SETTLE_SECONDS = 900
+    study, _ = book
+    connection = MarketConnection.objects.get(study=study)
+    other = MarketConnection.objects.exclude(pk=connection.pk).get()
+    sent_at = timezone.now() - timedelta(minutes=3)
+    lease = timezone.now()
+    unsent = BonusBatch.objects.create(connection=connection, state=BatchState.PAYING, lease_until=lease)
+    sent = BonusBatch.objects.create(
+        connection=connection, state=BatchState.PAYING, lease_until=lease, pay_sent_at=sent_at, market_bulk_id="b-1"
+    )
+    for state in (BatchState.NEW, BatchState.PAID, BatchState.ABANDONED):
+        BonusBatch.objects.create(connection=connection, state=state, lease_until=lease, pay_sent_at=sent_at)
+    BonusBatch.objects.create(connection=other, state=BatchState.PAYING, lease_until=lease, pay_sent_at=sent_at)
+
+    batches = selectors.unsure_batches(connection)
+
+    assert ids(batches) == ids([unsent, sent])
+    assert batches[0].not_paid_from is None  # type: ignore[attr-defined]
+    assert batches[1].not_paid_from == sent_at + timedelta(seconds=900)  # type: ignore[attr-defined]
+    assert ids(selectors.panel(study)["unsure_batches"]) == ids([unsent, sent])
+
+
+def test_a_session_or_a_batch_is_found_only_in_its_own_study(book):
+    study, rows = book
+    other = Study.objects.get(slug="other-study")
+    session = rows["free"].study_session
+    connection = MarketConnection.objects.get(study=study)
+    BonusBatch.objects.create(connection=connection, lease_until=timezone.now(), state=BatchState.PAID)
+    batch = BonusBatch.objects.create(connection=connection, lease_until=timezone.now(), state=BatchState.PAYING)
+
+    assert selectors.session_of(study, session.pk) == session
+    assert selectors.session_of(other, session.pk) is None
+    assert selectors.batch_of(study, batch.pk) == batch
+    assert selectors.batch_of(other, batch.pk) is None
