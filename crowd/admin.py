@@ -127,7 +127,7 @@ class StudyForm(forms.ModelForm[Study]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        names = set(Premise.objects.exclude(source="").values_list("source", flat=True).distinct())
+        names = set(Premise.objects.exclude(source="").order_by().values_list("source", flat=True).distinct())
         names.update(self.instance.pool_sources or [])
         self.fields["pool_sources"].choices = [(name, name) for name in sorted(names)]  # type: ignore[attr-defined]
         if self.instance.pk:

@@ -171,7 +171,7 @@ def release_expired_claims(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     with transaction.atomic():
         expired = ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now)
-        pairs = Pair.objects.filter(pk__in=list(expired.values_list("pair_id", flat=True).distinct()))
+        pairs = Pair.objects.filter(pk__in=list(expired.order_by().values_list("pair_id", flat=True).distinct()))
         # Locked in pk order, as every writer of pairs locks them.
         locked = list(pairs.select_for_update(no_key=True).order_by("pk").values_list("pk", flat=True))
         released = expired.filter(pair_id__in=locked).update(status=ClaimStatus.EXPIRED)
