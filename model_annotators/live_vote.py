@@ -63,13 +63,15 @@ def stop_pairs_the_model_decides(sender: Any = None, pair_ids: list[int] | None 
     )
     stopped = 0
     for use in uses:
-        if not vote_standing(use).allowed:
+        standing = vote_standing(use)
+        if not standing.allowed:
             continue
         annotator = use.vote_annotator
         assert annotator is not None
+        prompt = asked_with(annotator)
         model_labels = dict(
             ModelLabel.objects.filter(
-                annotator=annotator, asked_with=asked_with(annotator), outcome=Outcome.LABELLED, pair_id__in=pair_ids
+                annotator=annotator, asked_with=prompt, outcome=Outcome.LABELLED, pair_id__in=pair_ids
             ).values_list("pair_id", "label")
         )
         candidates = Pair.objects.filter(
@@ -91,8 +93,8 @@ def stop_pairs_the_model_decides(sender: Any = None, pair_ids: list[int] | None 
                     pair,
                     label,
                     source=AdjudicationSource.MODEL_VOTE,
-                    reason=f"2 humans + model {annotator.name}"[:100],
-                    note=f"model annotator {annotator.pk}, asked with {asked_with(annotator)}; {vote_standing(use).why}",
+                    reason=f"2 humans + model {annotator.name}",
+                    note=f"model annotator {annotator.pk}, asked with {prompt}; {standing.why}",
                 )
                 stopped += 1
     return stopped

@@ -10,9 +10,13 @@ SNLI dev with it, and reports labels saved and gold labels changed against the h
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from corpus.labels import GOLD_MAJORITY, LABELS, LABELS_PER_PAIR, NO_GOLD
+from corpus.labels import LABELS, LABELS_PER_PAIR, NO_GOLD
 from corpus.stopping import decided_stop, majority_gold
+
+if TYPE_CHECKING:
+    from .models import ModelUse
 
 HUMANS_WITH_MODEL = 2
 
@@ -23,23 +27,25 @@ class VoteStanding:
     why: str
 
 
-def vote_standing(use: object) -> VoteStanding:
+def vote_standing(use: "ModelUse") -> VoteStanding:
     """Whether the study's vote model has earned its vote now: its latest calibration has at
     least `vote_min_calibration_pairs` gold pairs and an accuracy of at least `vote_min_accuracy`."""
     from .calibration import latest_calibration
 
-    annotator = getattr(use, "vote_annotator", None)
+    annotator = use.vote_annotator
     if annotator is None:
         return VoteStanding(False, "no model has a vote in this study")
     calibration = latest_calibration(annotator)
     if calibration is None or calibration.accuracy is None:
         return VoteStanding(False, "the model has not been calibrated")
-    need_pairs = getattr(use, "vote_min_calibration_pairs", 0)
-    if calibration.pairs < need_pairs:
-        return VoteStanding(False, f"calibrated on {calibration.pairs} gold pairs, fewer than {need_pairs}")
-    need = getattr(use, "vote_min_accuracy", 1.0)
-    if calibration.accuracy < need:
-        return VoteStanding(False, f"calibration accuracy {calibration.accuracy:.3f} is below {need:.3f}")
+    if calibration.pairs < use.vote_min_calibration_pairs:
+        return VoteStanding(
+            False, f"calibrated on {calibration.pairs} gold pairs, fewer than {use.vote_min_calibration_pairs}"
+        )
+    if calibration.accuracy < use.vote_min_accuracy:
+        return VoteStanding(
+            False, f"calibration accuracy {calibration.accuracy:.3f} is below {use.vote_min_accuracy:.3f}"
+        )
     return VoteStanding(True, f"calibration accuracy {calibration.accuracy:.3f} on {calibration.pairs} gold pairs")
 
 
@@ -61,7 +67,7 @@ def replay_with_model(labels: Sequence[str], model_label: str | None) -> tuple[i
         counts = Counter(seen)
         e, n, c = (counts[label] for label in LABELS)
         if decided_stop(e, n, c, used):
-            return used, majority_gold(seen) if max(e, n, c) >= GOLD_MAJORITY else NO_GOLD, False
+            return used, majority_gold(seen), False
         if vote_stop(seen, model_label):
             assert model_label is not None
             return used, model_label, True
