@@ -29,7 +29,7 @@ test database from one mutant's pytest session to the next.
 
 Output: the survivors with file:line and the diff of the mutation, a per-module score (killed of
 killed, survived and no-tests; a time-out counts as killed), and a JSON and a Markdown report under
-var/mutation/. Exit status 1 when a mutant was not killed.
+var/mutation/. A run in which a mutant timed out warns that its later kills need confirming by name. Exit status 1 when a mutant was not killed.
 """
 
 import argparse
@@ -290,6 +290,22 @@ def collect(root: Path, modules: Sequence[str], python: str) -> list[MutantResul
     return sorted(results, key=lambda r: (r.module, r.line or 0, r.name))
 
 
+def time_out_warning(results: Sequence[MutantResult]) -> str | None:
+    """What a run with time-outs says about the kills after them. mutmut kills a test process that
+    runs too long; what that process left behind (rows a transactional test had committed in the
+    reused test database, a server it started) can fail the next mutants' tests whatever their
+    mutation, so a kill after a time-out proves nothing until the mutant is rerun by name."""
+    timed_out = [r.name for r in results if r.status == "timeout"]
+    if not timed_out:
+        return None
+    killed = sum(r.status == "killed" for r in results)
+    return (
+        f"{len(timed_out)} mutant(s) timed out ({', '.join(timed_out[:5])}{', ...' if len(timed_out) > 5 else ''}): "
+        f"the {killed} killed may include false kills (a stopped test process can leave the reused test "
+        "database or a server behind); rerun the killed ones by name (MUTANT_UNDER_TEST) to confirm them"
+    )
+
+
 def score(results: Iterable[MutantResult]) -> tuple[int, int]:
     """(killed, killed + not killed): skipped or unchecked mutants count in neither."""
     counts = Counter(
@@ -321,6 +337,8 @@ def markdown(results: Sequence[MutantResult], table: dict[str, dict[str, object]
             f"The working tree changed during the run; the copy tested was older for: {meta['moved_during_run']}",
             "",
         ]
+    if meta.get("time_out_warning"):
+        out += [f"**Warning:** {meta['time_out_warning']}", ""]
     out += ["| module | mutants | killed | score |", "|---|---:|---:|---:|"]
     for module, row in table.items():
         shown = "-" if row["score"] is None else f"{row['score']}%"
@@ -412,6 +430,7 @@ def mutate(
         "modules": list(modules),
         "functions": list(functions),
         "moved_during_run": moved,
+        "time_out_warning": time_out_warning(results),
     }
     report = report_dir / f"mutation-{stamp}.json"
     report.write_text(
@@ -474,6 +493,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for module, row in table.items():
         shown = "-" if row["score"] is None else f"{row['score']}%"
         print(f"{module}: {row['killed']} of {row['counted']} killed ({shown}); {row['statuses']}")
+    warning = time_out_warning(results)
+    if warning:
+        print(f"warning: {warning}")
     print(f"report: {report} and {report.with_suffix('.md')}")
     return 0 if all(r.status in KILLED_STATUSES for r in results) else 1
 

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from scripts.mutate_changed import candidate_tests, changed_modules, copy_worktree, moved_since, mutate
+from scripts.mutate_changed import (
+    MutantResult,
+    candidate_tests,
+    changed_modules,
+    copy_worktree,
+    moved_since,
+    mutate,
+    time_out_warning,
+)
 
 CALC = """def is_adult(age):
     return age >= 18
@@ -122,3 +130,17 @@ def test_a_file_edited_in_the_tree_after_the_copy_is_named_as_tested_older(repo:
     (repo / "pkg/other.py").unlink()
     assert moved_since(repo, copied) == ["pkg/other.py", "tests/test_calc.py"]
     assert (tmp_path / "copy/tests/test_calc.py").read_text() == TEST
+
+
+def test_a_run_with_a_time_out_warns_that_its_kills_need_confirming_and_one_without_does_not():
+    def result(number: int, status: str) -> MutantResult:
+        return MutantResult(f"pkg.calc.x_is_adult__mutmut_{number}", "pkg/calc.py", "is_adult", status)
+
+    clean = [result(1, "killed"), result(2, "survived"), result(3, "not checked")]
+    assert time_out_warning(clean) is None
+    warning = time_out_warning([*clean, result(4, "timeout"), result(5, "killed")])
+    assert warning is not None
+    assert warning.startswith("1 mutant(s) timed out (pkg.calc.x_is_adult__mutmut_4)")
+    assert "the 2 killed may include false kills" in warning and "MUTANT_UNDER_TEST" in warning
+    many = time_out_warning([result(n, "timeout") for n in range(7)])
+    assert many is not None and many.startswith("7 mutant(s) timed out (") and ", ...)" in many
