@@ -301,8 +301,9 @@ def time_out_warning(results: Sequence[MutantResult]) -> str | None:
     killed = sum(r.status == "killed" for r in results)
     return (
         f"{len(timed_out)} mutant(s) timed out ({', '.join(timed_out[:5])}{', ...' if len(timed_out) > 5 else ''}): "
-        f"the {killed} killed may include false kills (a stopped test process can leave the reused test "
-        "database or a server behind); rerun the killed ones by name (MUTANT_UNDER_TEST) to confirm them"
+        f"the {killed} killed may include false kills (the next session makes the test database anew, "
+        "tests/mutant_sessions.py, but a server or worker the stopped one started may still run); rerun the "
+        "killed ones by name (MUTANT_UNDER_TEST) to confirm them"
     )
 
 

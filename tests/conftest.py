@@ -89,6 +89,15 @@ def _clones_a_template(config) -> bool:
     )
 
 
+def pytest_configure(config):
+    from tests.mutant_sessions import start_session, under_mutmut
+
+    # A stopped session's database is made anew: tests/mutant_sessions.py says why.
+    under = under_mutmut() and not hasattr(config, "workerinput") and config.getvalue("reuse_db")
+    if under and start_session(config.rootpath):
+        config.option.create_db = True
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session):
     """The controller of a pytest-xdist run starts migrating the template (`_clones_a_template`),
@@ -906,6 +915,11 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     import json
+
+    from tests.mutant_sessions import end_session, under_mutmut
+
+    if under_mutmut() and not hasattr(session.config, "workerinput"):
+        end_session(session.config.rootpath, int(exitstatus))
 
     recorded = os.environ.get("NLI_RECORD_DURATIONS")
     if recorded and not hasattr(session.config, "workerinput"):
