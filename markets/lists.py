@@ -1,10 +1,7 @@
 """The market's lists: qualified and excluded workers (Prolific participant groups, MTurk
 qualification types)."""
 
-from datetime import datetime
 from typing import Any
-
-from django.utils import timezone
 
 from corpus.models import Market, Worker
 from corpus.selectors import excluded_in
@@ -19,11 +16,6 @@ from .models import (
     ListKind,
     MarketConnection,
 )
-
-
-def _now() -> datetime:
-    return timezone.now()
-
 
 # --- lists -----------------------------------------------------------------------------------
 
