@@ -203,7 +203,6 @@ def refused_with_hold(study: Study) -> QuerySet[BonusEntry]:
     return _earned_unpaid(study).filter(hold_refused("study_session__"))
 
 
-@transaction.atomic
 def mark_paid(
     study: Study, earned_ids: Iterable[int | str], by: User | None = None, *, confirmed_by_market: bool = False
 ) -> dict[str, Any]:
@@ -218,59 +217,60 @@ def mark_paid(
     ids = sorted({int(pk) for pk in earned_ids})
     if not ids:
         raise PaymentRefused("Choose at least one bonus to mark as paid.")
-    # Lock the earned rows (pk order, as every payer does) so two payers cannot both pay one.
-    earned = list(
-        BonusEntry.objects.select_for_update().filter(pk__in=ids, study=study, kind=BonusKind.EARNED).order_by("pk")
-    )
-    if len(earned) != len(ids):
-        raise PaymentRefused("Some of these are not earned bonuses of this study; nothing was marked paid.")
-    if not confirmed_by_market:
-        if study.open_link_unverified:
-            raise PaymentRefused(
-                "This study's link is open (its participant ids are unverified), so its bonuses are never paid: "
-                "nothing was marked paid."
-            )
-        waiting = len(ids) - BonusEntry.objects.filter(pk__in=ids).filter(payable()).count()
-        if waiting:
-            raise PaymentRefused(
-                f"{waiting} of these bonus(es) belong to sessions whose completion code is held or was refused: "
-                "nothing was marked paid. Release the hold first (admin: study sessions)."
-            )
-    already = set(BonusEntry.objects.filter(pays__in=ids).values_list("pays_id", flat=True))
-    payments = [
-        BonusEntry(
-            kind=BonusKind.PAID,
-            worker_id=row.worker_id,
-            study=study,
-            study_session_id=row.study_session_id,
-            pair_id=row.pair_id,
-            amount=row.amount,
-            currency=row.currency,
-            reason=f"{PAID_PREFIX}{row.reason}"[:200],
-            pays=row,
-            recorded_by=by,
+    with transaction.atomic():
+        # Lock the earned rows (pk order, as every payer does) so two payers cannot both pay one.
+        earned = list(
+            BonusEntry.objects.select_for_update().filter(pk__in=ids, study=study, kind=BonusKind.EARNED).order_by("pk")
         )
-        for row in earned
-        if row.pk not in already
-    ]
-    BonusEntry.objects.bulk_create(payments)
-    if payments:
-        audit.record(
-            "payment.confirmed_by_market" if confirmed_by_market else "payment.marked_paid",
-            actor=by,
-            subject=study,
-            team_id=study.team_id,
-            after={
-                "bonuses": [row.pays_id for row in payments],
-                "amount": sum((row.amount for row in payments), Decimal("0")),
-                "currency": study.bonus_currency,
-            },
-        )
-    return {
-        "paid": len(payments),
-        "already_paid": len(already),
-        "amount": sum((row.amount for row in payments), Decimal("0")),
-    }
+        if len(earned) != len(ids):
+            raise PaymentRefused("Some of these are not earned bonuses of this study; nothing was marked paid.")
+        if not confirmed_by_market:
+            if study.open_link_unverified:
+                raise PaymentRefused(
+                    "This study's link is open (its participant ids are unverified), so its bonuses are never paid: "
+                    "nothing was marked paid."
+                )
+            waiting = len(ids) - BonusEntry.objects.filter(pk__in=ids).filter(payable()).count()
+            if waiting:
+                raise PaymentRefused(
+                    f"{waiting} of these bonus(es) belong to sessions whose completion code is held or was refused: "
+                    "nothing was marked paid. Release the hold first (admin: study sessions)."
+                )
+        already = set(BonusEntry.objects.filter(pays__in=ids).values_list("pays_id", flat=True))
+        payments = [
+            BonusEntry(
+                kind=BonusKind.PAID,
+                worker_id=row.worker_id,
+                study=study,
+                study_session_id=row.study_session_id,
+                pair_id=row.pair_id,
+                amount=row.amount,
+                currency=row.currency,
+                reason=f"{PAID_PREFIX}{row.reason}"[:200],
+                pays=row,
+                recorded_by=by,
+            )
+            for row in earned
+            if row.pk not in already
+        ]
+        BonusEntry.objects.bulk_create(payments)
+        if payments:
+            audit.record(
+                "payment.confirmed_by_market" if confirmed_by_market else "payment.marked_paid",
+                actor=by,
+                subject=study,
+                team_id=study.team_id,
+                after={
+                    "bonuses": [row.pays_id for row in payments],
+                    "amount": sum((row.amount for row in payments), Decimal("0")),
+                    "currency": study.bonus_currency,
+                },
+            )
+        return {
+            "paid": len(payments),
+            "already_paid": len(already),
+            "amount": sum((row.amount for row in payments), Decimal("0")),
+        }
 
 
 # --- reads -------------------------------------------------------------------------------------

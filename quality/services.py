@@ -23,7 +23,6 @@ from .models import ReferenceLabel
 from .selectors import worker_quality
 
 
-@transaction.atomic
 def set_reference_label(
     pair: Pair, label: str, *, by: User | None = None, is_catch_trial: bool = False, note: str = ""
 ) -> ReferenceLabel:

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 REPO = Path(__file__).resolve().parent.parent
 SKIPPED_TOP = {"tests", "bench", "scripts"}
@@ -290,6 +291,41 @@ def collect(root: Path, modules: Sequence[str], python: str) -> list[MutantResul
     return sorted(results, key=lambda r: (r.module, r.line or 0, r.name))
 
 
+@dataclass(frozen=True)
+class UnmutatedFunction:
+    module: str
+    function: str  # name, or Class.method
+    line: int
+    lines: int
+    decorators: str
+
+
+def unmutated_functions(repo: Path, module: str) -> list[UnmutatedFunction]:
+    """The functions of `module` mutmut makes no mutant of: decorated ones (mutmut 3 leaves every
+    decorated function alone except a bare `@staticmethod` or `@classmethod`: copying it for its
+    trampoline would run the decorator again). Their tests may be good or absent; the score cannot
+    tell, so the report names them, and a business function keeps its transaction inside (`with
+    transaction.atomic():`) rather than on it."""
+    tree = ast.parse((repo / module).read_text(encoding="utf-8"))
+    found: list[UnmutatedFunction] = []
+
+    def visit(body: Sequence[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.decorator_list:
+                names = [ast.unparse(d) for d in node.decorator_list]
+                if names in (["staticmethod"], ["classmethod"]):
+                    continue
+                end = node.end_lineno or node.lineno
+                found.append(
+                    UnmutatedFunction(module, prefix + node.name, node.lineno, end - node.lineno + 1, ", ".join(names))
+                )
+
+    visit(tree.body, "")
+    return found
+
+
 def time_out_warning(results: Sequence[MutantResult]) -> str | None:
     """What a run with time-outs says about the kills after them. mutmut kills a test process that
     runs too long; what that process left behind (rows a transactional test had committed in the
@@ -344,6 +380,12 @@ def markdown(results: Sequence[MutantResult], table: dict[str, dict[str, object]
     for module, row in table.items():
         shown = "-" if row["score"] is None else f"{row['score']}%"
         out.append(f"| {module} | {row['mutants']} | {row['killed']} of {row['counted']} | {shown} |")
+    unmutated = cast(list[dict[str, object]], meta.get("unmutated") or [])
+    if unmutated:
+        out += ["", "## Not mutated (decorated functions: no score says how well they are tested)", ""]
+        out += [
+            f"- {f['module']}:{f['line']} {f['function']} ({f['lines']} lines; @{f['decorators']})" for f in unmutated
+        ]
     out += ["", "## Not killed", ""]
     for r in results:
         if r.status not in KILLED_STATUSES | {"not checked"}:
@@ -432,6 +474,7 @@ def mutate(
         "functions": list(functions),
         "moved_during_run": moved,
         "time_out_warning": time_out_warning(results),
+        "unmutated": [asdict(f) for m in modules for f in unmutated_functions(repo, m)],
     }
     report = report_dir / f"mutation-{stamp}.json"
     report.write_text(
@@ -494,6 +537,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for module, row in table.items():
         shown = "-" if row["score"] is None else f"{row['score']}%"
         print(f"{module}: {row['killed']} of {row['counted']} killed ({shown}); {row['statuses']}")
+    for module in modules:
+        for f in unmutated_functions(REPO, module):
+            print(f"{module}:{f.line} {f.function}: not mutated ({f.lines} lines; decorated with @{f.decorators})")
     warning = time_out_warning(results)
     if warning:
         print(f"warning: {warning}")

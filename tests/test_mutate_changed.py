@@ -5,6 +5,7 @@ leaving the working tree as it was; with functions named, only theirs are run.""
 
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,11 @@ from scripts.mutate_changed import (
     candidate_tests,
     changed_modules,
     copy_worktree,
+    markdown,
     moved_since,
     mutate,
     time_out_warning,
+    unmutated_functions,
 )
 
 CALC = """def is_adult(age):
@@ -144,3 +147,48 @@ def test_a_run_with_a_time_out_warns_that_its_kills_need_confirming_and_one_with
     assert "the 2 killed may include false kills" in warning and "MUTANT_UNDER_TEST" in warning
     many = time_out_warning([result(n, "timeout") for n in range(7)])
     assert many is not None and many.startswith("7 mutant(s) timed out (") and ", ...)" in many
+
+
+DECORATED = """import functools
+
+
+def plain(x):
+    return x + 1
+
+
+@functools.cache
+def cached(x):
+    return x * 2
+
+
+class Box:
+    @staticmethod
+    def make():
+        return Box()
+
+    @property
+    def size(self):
+        return 3
+
+    @functools.lru_cache(maxsize=2)
+    @staticmethod
+    def twice(x):
+        return 2 * x
+"""
+
+
+def test_decorated_functions_are_named_as_not_mutated_and_plain_or_static_ones_are_not(tmp_path: Path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/mod.py").write_text(DECORATED)
+    found = unmutated_functions(tmp_path, "pkg/mod.py")
+    assert [(f.function, f.line, f.lines, f.decorators) for f in found] == [
+        ("cached", 9, 2, "functools.cache"),
+        ("Box.size", 19, 2, "property"),
+        ("Box.twice", 24, 2, "functools.lru_cache(maxsize=2), staticmethod"),
+    ]
+    meta: dict[str, object] = {"when": "now", "seconds": 1, "tests": [], "unmutated": [asdict(f) for f in found]}
+    report = markdown([], {}, meta)
+    assert "## Not mutated" in report
+    assert "- pkg/mod.py:9 cached (2 lines; @functools.cache)" in report
+    assert "Box.make" not in report and "plain" not in report
+    assert "## Not mutated" not in markdown([], {}, {**meta, "unmutated": []})
