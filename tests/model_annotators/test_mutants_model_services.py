@@ -383,8 +383,9 @@ def test_checking_the_writing_gives_an_older_endpoint_version_one_of_the_writing
     annotator = endpoint(dataset)
     PromptVersion.objects.filter(annotator=annotator, task_kind=TaskKind.WRITING).delete()
 
-    services.start_labelling(annotator, task=JobTask.WRITING_CHECKS)
+    job = services.start_labelling(annotator, task=JobTask.WRITING_CHECKS)
 
+    assert LabellingJob.objects.get(pk=job.pk).task == JobTask.WRITING_CHECKS
     system, template = DEFAULT_PROMPTS[TaskKind.WRITING]
     prompt = PromptVersion.objects.get(annotator=annotator, task_kind=TaskKind.WRITING)
     assert (prompt.version, prompt.system, prompt.template) == (1, system, template)
