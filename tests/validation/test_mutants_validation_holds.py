@@ -1,0 +1,101 @@
+"""Renewing a validation batch's hold at its edges: the end it reports is the batch's earliest, a pair
+with exactly one place left still lets an expired batch come back, a catch trial's pair is not asked
+for room, and a batch taken back is counted again in its pairs' held places; a batch's hold lasts
+the study's own claim minutes when it sets them, else the server's."""
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from corpus.models import Label, Pair, Worker
+from crowd.holds import HoldRenewal
+from crowd.models import ClaimStatus
+from tests.present import present
+from validation import batch_claims, holds
+from validation.models import ValidationClaim
+
+from .test_mutants_batch_claims import a_study
+from .validation_factories import make_pair
+
+pytestmark = pytest.mark.django_db
+
+
+def claims_of(batch: Any) -> list[ValidationClaim]:
+    return list(ValidationClaim.objects.filter(batch=batch).order_by("id"))
+
+
+def expire(batch: Any) -> None:
+    ValidationClaim.objects.filter(batch=batch).update(
+        expires_at=timezone.now() - timedelta(minutes=1), status=ClaimStatus.EXPIRED
+    )
+
+
+@pytest.fixture
+def claimed(dataset: Any, make_worker: Any) -> tuple[Worker, Any]:
+    for _ in range(6):
+        make_pair(dataset, label=Label.NEUTRAL)
+    worker = make_worker()
+    return worker, batch_claims.claim_validation_batch(worker)
+
+
+def renew(worker: Worker, batch: Any) -> holds.Renewed:
+    return present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS))
+
+
+def test_an_untouched_hold_reports_the_batchs_earliest_end(claimed: tuple[Worker, Any]) -> None:
+    worker, batch = claimed
+    claims = claims_of(batch)
+    assert len(claims) >= 3
+    now = timezone.now()
+    # The latest-made claim ends first, so neither the first row nor the second-earliest end is it.
+    for index, claim in enumerate(claims):
+        ValidationClaim.objects.filter(pk=claim.pk).update(expires_at=now + timedelta(minutes=15, seconds=-30 * index))
+    renewed = renew(worker, batch)
+    assert renewed.outcome is HoldRenewal.UNCHANGED
+    assert renewed.expires_at == now + timedelta(minutes=15, seconds=-30 * (len(claims) - 1))
+
+
+def test_an_expired_batch_comes_back_when_each_pair_has_one_place_left(claimed: tuple[Worker, Any]) -> None:
+    worker, batch = claimed
+    expire(batch)
+    pairs = [claim.pair_id for claim in claims_of(batch)]
+    Pair.objects.filter(pk__in=pairs).update(label_count=4)
+    assert renew(worker, batch).outcome is HoldRenewal.TAKEN_BACK
+    assert all(claim.status == ClaimStatus.OPEN for claim in claims_of(batch))
+
+
+def test_a_full_pair_under_a_catch_trial_does_not_keep_the_batch_out(claimed: tuple[Worker, Any]) -> None:
+    worker, batch = claimed
+    expire(batch)
+    catch = claims_of(batch)[0]
+    ValidationClaim.objects.filter(pk=catch.pk).update(is_catch_trial=True)
+    Pair.objects.filter(pk=catch.pair_id).update(label_count=5)
+    assert renew(worker, batch).outcome is HoldRenewal.TAKEN_BACK
+
+
+def test_a_batch_taken_back_is_counted_again_in_its_pairs_held_places(
+    claimed: tuple[Worker, Any], make_worker: Any
+) -> None:
+    worker, batch = claimed
+    expire(batch)
+    pairs = [claim.pair_id for claim in claims_of(batch)]
+    # As the expiry sweep leaves them: no place held, except another validator's live claim on one.
+    Pair.objects.filter(pk__in=pairs).update(held_places=0)
+    ValidationClaim.objects.create(
+        worker=make_worker(), pair_id=pairs[0], expires_at=timezone.now() + timedelta(minutes=10)
+    )
+    assert renew(worker, batch).outcome is HoldRenewal.TAKEN_BACK
+    held = dict(Pair.objects.filter(pk__in=pairs).values_list("pk", "held_places"))
+    assert held == {pk: 2 if pk == pairs[0] else 1 for pk in pairs}
+
+
+def test_a_batchs_hold_lasts_the_studys_own_minutes_else_the_servers(dataset: Any, settings: Any) -> None:
+    settings.NLI = {**settings.NLI, batch_claims.VALIDATION_CLAIMS.minutes_setting: 17}
+    study = a_study(dataset, "own-minutes")
+    assert holds.claim_minutes() == 17
+    assert holds.claim_minutes(study) == 17
+    study.claim_minutes = 7
+    study.save(update_fields=["claim_minutes"])
+    assert holds.claim_minutes(study) == 7
