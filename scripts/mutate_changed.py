@@ -4,6 +4,7 @@ fail when one of its operators is flipped?
     .venv/bin/python scripts/mutate_changed.py [--base main] [--modules markets/payments.py ...]
         [--tests tests/markets/test_payments.py ...] [--functions _claim_owed Class.method ...]
         [--max-children 1] [--keep] [--list]
+    .venv/bin/python scripts/mutate_changed.py --by-name KEPT [--mutants name ...] [--tests ...]
 
 Which modules: those `git diff --name-only <base>...HEAD` names, plus the uncommitted and untracked
 ones (`git status`), that are Python source of an app package (not under tests/, bench/ or a
@@ -30,10 +31,14 @@ test database from one mutant's pytest session to the next.
 Output: the survivors with file:line and the diff of the mutation, a per-module score (killed of
 killed, survived and no-tests; a time-out counts as killed), and a JSON and a Markdown report under
 var/mutation/. A run in which a mutant timed out warns that its later kills need confirming by name. Exit status 1 when a mutant was not killed.
+
+`--by-name KEPT` decides again, in one test session, the mutants a kept copy did not kill
+(scripts/mutants_by_name.py says how); docs/checks.md says when that is the way to a verdict.
 """
 
 import argparse
 import ast
+import fnmatch
 import json
 import os
 import re
@@ -338,8 +343,8 @@ def time_out_warning(results: Sequence[MutantResult]) -> str | None:
     return (
         f"{len(timed_out)} mutant(s) timed out ({', '.join(timed_out[:5])}{', ...' if len(timed_out) > 5 else ''}): "
         f"the {killed} killed may include false kills (the next session makes the test database anew, "
-        "tests/mutant_sessions.py, but a server or worker the stopped one started may still run); rerun the "
-        "killed ones by name (MUTANT_UNDER_TEST) to confirm them"
+        "tests/mutant_sessions.py, but a server or worker the stopped one started may still run); decide them "
+        "again by name (--keep, then --by-name KEPT --mutants ...)"
     )
 
 
@@ -465,7 +470,6 @@ def mutate(
             say(f"kept the copy: {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
-    table = per_module(results, modules)
     meta: dict[str, object] = {
         "when": stamp,
         "seconds": round(time.monotonic() - started),
@@ -476,12 +480,161 @@ def mutate(
         "time_out_warning": time_out_warning(results),
         "unmutated": [asdict(f) for m in modules for f in unmutated_functions(repo, m)],
     }
-    report = report_dir / f"mutation-{stamp}.json"
+    table, report = write_report(results, modules, meta, report_dir)
+    return results, table, report
+
+
+def write_report(
+    results: Sequence[MutantResult], modules: Sequence[str], meta: dict[str, object], report_dir: Path
+) -> tuple[dict[str, dict[str, object]], Path]:
+    """The per-module table, and the JSON and Markdown reports (the JSON's path)."""
+    table = per_module(results, modules)
+    report = report_dir / f"mutation-{meta['when']}.json"
     report.write_text(
         json.dumps({**meta, "per_module": table, "mutants": [asdict(r) for r in results]}, indent=1), encoding="utf-8"
     )
     report.with_suffix(".md").write_text(markdown(results, table, meta), encoding="utf-8")
-    return results, table, report
+    return table, report
+
+
+# A verdict of scripts/mutants_by_name.py as mutmut's exit code in a module's .meta; "suspect" has
+# none: the mutant keeps the verdict it had.
+EXIT_CODE_BY_NAME_VERDICT = {"killed": 1, "survived": 0, "no tests": 33, "timeout": 36}
+
+
+def mutated_modules(root: Path) -> list[str]:
+    """The modules a kept copy's run mutated (its `[tool.mutmut]` only_mutate)."""
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
+    return list(config["only_mutate"])
+
+
+def undecided_mutants(root: Path, modules: Sequence[str], functions: Sequence[str] = ()) -> list[str]:
+    """The mutants of `modules` (of `functions` only, if named) that a kept copy's run did not kill:
+    survived, no tests, not checked, and timed out (a time-out counts as killed, but what the
+    stopped session left can fail the next mutants' tests, so it is decided again)."""
+    patterns = mutant_patterns(modules, functions)
+    names = []
+    for module in modules:
+        meta = root / "mutants" / f"{module}.meta"
+        if not meta.is_file():
+            continue
+        for name, code in json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"].items():
+            status = "not checked" if code is None else STATUS_BY_EXIT_CODE.get(code, "suspicious")
+            if status in KILLED_STATUSES - {"timeout"}:
+                continue
+            if patterns and not any(fnmatch.fnmatchcase(name, p) for p in patterns):
+                continue
+            names.append(name)
+    return names
+
+
+def by_name_plan(root: Path, names: Sequence[str], tests: Sequence[str]) -> dict[str, list[str] | None]:
+    """Each mutant's tests: every test of `tests` (None: all the session collects), else those mutmut's
+    stats run saw calling the mutant's function."""
+    if tests:
+        return dict.fromkeys(names)
+    stats = root / "mutants" / "mutmut-stats.json"
+    if not stats.is_file():
+        raise RuntimeError(f"{stats} is missing: name --tests, or run mutmut on this copy first")
+    calls = json.loads(stats.read_text(encoding="utf-8"))["tests_by_mangled_function_name"]
+    return {name: sorted(calls.get(name.partition("__mutmut_")[0], [])) for name in names}
+
+
+def by_name(
+    root: Path,
+    *,
+    modules: Sequence[str] = (),
+    functions: Sequence[str] = (),
+    names: Sequence[str] = (),
+    tests: Sequence[str] = (),
+    python: str | None = None,
+    mutant_seconds: float = 300,
+    time_limit: float | None = None,
+    report_dir: Path | None = None,
+    say: Callable[[str], None] = print,
+) -> tuple[list[MutantResult], dict[str, dict[str, object]], Path, dict[str, dict[str, object]]]:
+    """Decide mutants of a kept copy (`--keep`) again, one after another by name in one pytest
+    session (scripts/mutants_by_name.py): `names`, else every mutant of `modules` (of `functions`)
+    not yet killed; each on `tests`, else on the tests that called its function. The verdicts go into
+    the copy's .meta files (a suspect keeps its old one); returns the results of the whole modules,
+    their table, the report's path and the verdicts of this run."""
+    python = python or default_python(root)
+    modules = list(modules) or mutated_modules(root)
+    report_dir = report_dir or REPO / "var" / "mutation"
+    report_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    started = time.monotonic()
+    chosen = list(names) or undecided_mutants(root, modules, functions)
+    plan = by_name_plan(root, chosen, tests)
+    files = list(tests) or sorted({i.split("::")[0] for ids in plan.values() for i in ids or ()})
+    here = root / "mutants"
+    verdicts: dict[str, dict[str, object]] = {}
+    if files:
+        shutil.copy(Path(__file__).with_name("mutants_by_name.py"), here / "mutants_by_name.py")
+        plan_file = here / "by-name-plan.json"
+        results_file = here / "by-name-results.json"
+        results_file.unlink(missing_ok=True)
+        plan_file.write_text(json.dumps({"mutants": plan, "mutant_seconds": mutant_seconds}), encoding="utf-8")
+        config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
+        extra = [str(arg) for arg in config.get("pytest_add_cli_args", [])]
+        env = {
+            **os.environ,
+            "MUTANTS_BY_NAME_PLAN": str(plan_file),
+            "MUTANTS_BY_NAME_RESULTS": str(results_file),
+            "MUTANT_UNDER_TEST": "",
+        }
+        say(f"{len(plan)} mutant(s) by name in {here}; tests: {', '.join(files)}")
+        log = report_dir / f"by-name-{stamp}.log"
+        with log.open("w", encoding="utf-8") as out:
+            run = subprocess.Popen(
+                [python, "-m", "pytest", "-p", "mutants_by_name", *extra, "-q", *files],
+                cwd=here,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                run.wait(timeout=time_limit)
+            except subprocess.TimeoutExpired:
+                os.killpg(run.pid, signal.SIGKILL)
+                run.wait()
+        if results_file.is_file():
+            verdicts = json.loads(results_file.read_text(encoding="utf-8"))
+        if not verdicts and plan:
+            raise RuntimeError(f"no mutant was decided; the session's output: {log}")
+    verdicts |= {name: {"status": "no tests", "test": None} for name, ids in plan.items() if ids == []}
+    record_verdicts(root, modules, verdicts)
+    results = collect(root, modules, python)
+    suspects = sorted(name for name, verdict in verdicts.items() if verdict["status"] == "suspect")
+    meta: dict[str, object] = {
+        "when": stamp,
+        "seconds": round(time.monotonic() - started),
+        "tests": list(tests) or "the tests mutmut's stats saw calling each function",
+        "modules": modules,
+        "functions": list(functions),
+        "by_name": len(verdicts),
+        "suspects": suspects,
+        "time_out_warning": None,
+        "unmutated": [],
+    }
+    table, report = write_report(results, modules, meta, report_dir)
+    return results, table, report, verdicts
+
+
+def record_verdicts(root: Path, modules: Sequence[str], verdicts: dict[str, dict[str, object]]) -> None:
+    """Write the decided verdicts into the copy's .meta files, as mutmut's exit codes."""
+    for module in modules:
+        meta = root / "mutants" / f"{module}.meta"
+        if not meta.is_file():
+            continue
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        codes = data["exit_code_by_key"]
+        for name, verdict in verdicts.items():
+            code = EXIT_CODE_BY_NAME_VERDICT.get(str(verdict["status"]))
+            if name in codes and code is not None:
+                codes[name] = code
+        meta.write_text(json.dumps(data), encoding="utf-8")
 
 
 def default_python(repo: Path = REPO) -> str:
@@ -510,7 +663,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="stop after this long and report the mutants checked by then (the rest: not checked)",
     )
     parser.add_argument("--list", action="store_true", help="only print the modules and their tests")
+    parser.add_argument(
+        "--by-name",
+        metavar="KEPT",
+        type=Path,
+        help="decide again, one by one in one test session, the mutants a kept copy (--keep) did not kill",
+    )
+    parser.add_argument("--mutants", nargs="+", default=[], help="with --by-name: these mutants (mutmut's names)")
+    parser.add_argument(
+        "--mutant-seconds", type=float, default=300, help="with --by-name: a mutant's time limit (a time-out)"
+    )
     args = parser.parse_args(argv)
+    if args.by_name:
+        return main_by_name(args)
     modules = args.modules or changed_modules(REPO, args.base)
     for module in modules:
         if not is_source_module(REPO, module):
@@ -534,9 +699,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if r.status not in KILLED_STATUSES | {"not checked"}:
             print(f"\n{r.module}:{r.line} {r.function}: {r.status} ({r.name})\n{r.diff}")
     print()
-    for module, row in table.items():
-        shown = "-" if row["score"] is None else f"{row['score']}%"
-        print(f"{module}: {row['killed']} of {row['counted']} killed ({shown}); {row['statuses']}")
+    print_table(table)
     for module in modules:
         for f in unmutated_functions(REPO, module):
             print(f"{module}:{f.line} {f.function}: not mutated ({f.lines} lines; decorated with @{f.decorators})")
@@ -545,6 +708,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"warning: {warning}")
     print(f"report: {report} and {report.with_suffix('.md')}")
     return 0 if all(r.status in KILLED_STATUSES for r in results) else 1
+
+
+def print_table(table: dict[str, dict[str, object]]) -> None:
+    for module, row in table.items():
+        shown = "-" if row["score"] is None else f"{row['score']}%"
+        print(f"{module}: {row['killed']} of {row['counted']} killed ({shown}); {row['statuses']}")
+
+
+def main_by_name(args: argparse.Namespace) -> int:
+    results, table, report, verdicts = by_name(
+        args.by_name,
+        modules=args.modules or (),
+        functions=args.functions,
+        names=args.mutants,
+        tests=args.tests,
+        mutant_seconds=args.mutant_seconds,
+        time_limit=args.minutes * 60 if args.minutes else None,
+    )
+    decided = set(verdicts)
+    for r in results:
+        if r.name in decided and r.status not in KILLED_STATUSES:
+            print(f"\n{r.module}:{r.line} {r.function}: {r.status} ({r.name})\n{r.diff}")
+    print()
+    print(f"by name: {dict(Counter(str(v['status']) for v in verdicts.values()))}")
+    for name, verdict in verdicts.items():
+        if verdict["status"] == "suspect":
+            print(f"suspect (its test {verdict['test']} fails without the mutant too): {name}")
+    print_table(table)
+    print(f"report: {report} and {report.with_suffix('.md')}")
+    return 0 if all(v["status"] in {"killed", "timeout"} for v in verdicts.values()) else 1
 
 
 if __name__ == "__main__":

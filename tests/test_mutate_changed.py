@@ -1,10 +1,12 @@
 """scripts/mutate_changed.py on a throwaway repository: it finds the source modules a branch changed
 (committed, uncommitted and untracked; not tests, benchmarks or migrations), and mutmut's run on a
 module reports the mutant its test cannot see, with file:line, and not the ones its test kills,
-leaving the working tree as it was; with functions named, only theirs are run."""
+leaving the working tree as it was; with functions named, only theirs are run; a kept copy's
+mutants are decided again by name in one test session, each torn down before the next."""
 
 import subprocess
 import sys
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 
 from scripts.mutate_changed import (
     MutantResult,
+    by_name,
     candidate_tests,
     changed_modules,
     copy_worktree,
@@ -144,7 +147,7 @@ def test_a_run_with_a_time_out_warns_that_its_kills_need_confirming_and_one_with
     warning = time_out_warning([*clean, result(4, "timeout"), result(5, "killed")])
     assert warning is not None
     assert warning.startswith("1 mutant(s) timed out (pkg.calc.x_is_adult__mutmut_4)")
-    assert "the 2 killed may include false kills" in warning and "MUTANT_UNDER_TEST" in warning
+    assert "the 2 killed may include false kills" in warning and "--by-name" in warning
     many = time_out_warning([result(n, "timeout") for n in range(7)])
     assert many is not None and many.startswith("7 mutant(s) timed out (") and ", ...)" in many
 
@@ -192,3 +195,75 @@ def test_decorated_functions_are_named_as_not_mutated_and_plain_or_static_ones_a
     assert "- pkg/mod.py:9 cached (2 lines; @functools.cache)" in report
     assert "Box.make" not in report and "plain" not in report
     assert "## Not mutated" not in markdown([], {}, {**meta, "unmutated": []})
+
+
+WHOLE_GREETING = """import pytest
+
+from pkg.calc import greeting
+
+
+@pytest.fixture(scope="module")
+def logged(request):
+    log = request.config.rootpath / "fixture.log"
+    with log.open("a") as out:
+        out.write("setup\\n")
+    yield
+    with log.open("a") as out:
+        out.write("teardown\\n")
+
+
+def test_the_whole_greeting(logged):
+    assert greeting("ann") == "hello ann"
+"""
+FAILS_ANYWAY = """def test_that_fails_whatever_the_code():
+    assert False
+"""
+
+
+def test_a_kept_copys_survivors_are_decided_by_name_each_torn_down_before_the_next(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("DJANGO_SETTINGS_MODULE", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept copy goes with the test's folder
+    said: list[str] = []
+    results, _, _ = mutate(
+        ["pkg/calc.py"], repo=repo, python=sys.executable, report_dir=tmp_path / "out", keep=True, say=said.append
+    )
+    kept = Path(next(line for line in said if line.startswith("kept the copy: ")).removeprefix("kept the copy: "))
+    survivors = sorted(r.name for r in results if r.status == "survived")
+    assert survivors and all(".x_greeting__mutmut_" in name for name in survivors)
+    out = tmp_path / "by-name"
+
+    # On the tests mutmut saw calling greeting (its stats), they survive again.
+    _, _, _, verdicts = by_name(kept, python=sys.executable, report_dir=out, say=said.append)
+    assert sorted(verdicts) == survivors
+    assert {v["status"] for v in verdicts.values()} == {"survived"}
+
+    # A test written since kills them; each kill is its test failing with the mutant and passing without it.
+    write(kept, "mutants/tests/test_whole_greeting.py", WHOLE_GREETING)
+    results, table, report, verdicts = by_name(
+        kept, tests=["tests/test_whole_greeting.py"], python=sys.executable, report_dir=out, say=said.append
+    )
+    assert sorted(verdicts) == survivors
+    assert {v["status"] for v in verdicts.values()} == {"killed"}
+    assert {v["test"] for v in verdicts.values()} == {"tests/test_whole_greeting.py::test_the_whole_greeting"}
+    assert {r.status for r in results} == {"killed"} and table["pkg/calc.py"]["score"] == 100.0
+    assert "| pkg/calc.py |" in report.with_suffix(".md").read_text()
+    # The module's fixture was made and ended for each run of its test: under each mutant, then without.
+    log = (kept / "mutants/fixture.log").read_text().split()
+    assert log == ["setup", "teardown"] * (2 * len(survivors))
+
+    # A test that fails without the mutant too proves nothing: suspect, and the verdict stays.
+    write(kept, "mutants/tests/test_fails_anyway.py", FAILS_ANYWAY)
+    _, _, _, verdicts = by_name(
+        kept,
+        names=survivors[:1],
+        tests=["tests/test_fails_anyway.py"],
+        python=sys.executable,
+        report_dir=out,
+        say=said.append,
+    )
+    assert verdicts[survivors[0]]["status"] == "suspect"
+    assert (kept / "mutants/pkg/calc.py.meta").is_file()
+    assert '"' + survivors[0] + '": 1' in (kept / "mutants/pkg/calc.py.meta").read_text()
