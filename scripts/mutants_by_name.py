@@ -8,7 +8,10 @@ made once; each mutant is switched on by name (`MUTANT_UNDER_TEST`, which mutmut
 at every call), runs the tests the plan gives it until one fails, and every fixture narrower than
 the session is torn down before the next mutant, so no mutant's state reaches another. A test that
 failed under a mutant is run again with no mutant: only if it then passes is the mutant killed;
-otherwise the verdict is "suspect" (the failure was not the mutation's).
+otherwise the verdict is "suspect" (the failure was not the mutation's). Before the first mutant,
+its first test runs once with no mutant, outside any mutant's time limit: the session's fixtures
+(making the test database, minutes on a loaded machine) are made there, and a test that fails
+without a mutant stops the run before it decides anything.
 
 Code that runs in a process started before a mutant was switched on (the session's Celery worker)
 runs unmutated: a mutant only such a process reaches survives here, and needs mutmut's own run.
@@ -105,6 +108,10 @@ def run_mutant(
     return {**verdict, "status": "killed" if passes_without else "suspect", "test": failing.nodeid}
 
 
+def planned(session: pytest.Session, by_id: dict[str, pytest.Item], ids: list[str] | None) -> list[pytest.Item]:
+    return list(session.items) if ids is None else [by_id[i] for i in ids if i in by_id]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> bool:
     plan = json.loads(Path(os.environ[PLAN]).read_text(encoding="utf-8"))
@@ -113,8 +120,14 @@ def pytest_runtestloop(session: pytest.Session) -> bool:
     by_id = {item.nodeid: item for item in session.items}
     point = BetweenMutants.from_parent(session, name="between-mutants")
     verdicts: dict[str, dict[str, object]] = {}
+    first = next((tests for ids in plan["mutants"].values() if (tests := planned(session, by_id, ids))), [])
+    if first and failed(runtestprotocol(first[0], nextitem=point, log=False)):
+        # Without a mutant every verdict would be "suspect": say why once, decide nothing.
+        out.write_text(json.dumps(verdicts), encoding="utf-8")
+        print(f"{first[0].nodeid} fails without any mutant: no mutant decided", flush=True)
+        return True
     for name, ids in plan["mutants"].items():
-        tests = list(session.items) if ids is None else [by_id[i] for i in ids if i in by_id]
+        tests = planned(session, by_id, ids)
         verdicts[name] = run_mutant(session, name, tests, point, seconds)
         out.write_text(json.dumps(verdicts, indent=1), encoding="utf-8")
         print(f"{name}: {verdicts[name]['status']}", flush=True)

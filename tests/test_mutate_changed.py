@@ -215,6 +215,15 @@ def logged(request):
 def test_the_whole_greeting(logged):
     assert greeting("ann") == "hello ann"
 """
+PASSES_ONCE = """from pathlib import Path
+
+
+def test_that_leaves_a_mark_behind():
+    # State a test leaves behind (a row, a file) fails its next run, whatever the code.
+    mark = Path(__file__).with_name("left-behind")
+    assert not mark.exists()
+    mark.write_text("")
+"""
 FAILS_ANYWAY = """def test_that_fails_whatever_the_code():
     assert False
 """
@@ -250,20 +259,23 @@ def test_a_kept_copys_survivors_are_decided_by_name_each_torn_down_before_the_ne
     assert {v["test"] for v in verdicts.values()} == {"tests/test_whole_greeting.py::test_the_whole_greeting"}
     assert {r.status for r in results} == {"killed"} and table["pkg/calc.py"]["score"] == 100.0
     assert "| pkg/calc.py |" in report.with_suffix(".md").read_text()
-    # The module's fixture was made and ended for each run of its test: under each mutant, then without.
+    # The module's fixture was made and ended for each run of its test: once before any mutant, then
+    # under each mutant and again without it.
     log = (kept / "mutants/fixture.log").read_text().split()
-    assert log == ["setup", "teardown"] * (2 * len(survivors))
+    assert log == ["setup", "teardown"] * (1 + 2 * len(survivors))
 
     # A test that fails without the mutant too proves nothing: suspect, and the verdict stays.
-    write(kept, "mutants/tests/test_fails_anyway.py", FAILS_ANYWAY)
+    write(kept, "mutants/tests/test_passes_once.py", PASSES_ONCE)
     _, _, _, verdicts = by_name(
-        kept,
-        names=survivors[:1],
-        tests=["tests/test_fails_anyway.py"],
-        python=sys.executable,
-        report_dir=out,
-        say=said.append,
+        kept, names=survivors[:1], tests=["tests/test_passes_once.py"], python=sys.executable, report_dir=out
     )
     assert verdicts[survivors[0]]["status"] == "suspect"
-    assert (kept / "mutants/pkg/calc.py.meta").is_file()
     assert '"' + survivors[0] + '": 1' in (kept / "mutants/pkg/calc.py.meta").read_text()
+
+    # One that fails before any mutant is switched on stops the run before it decides anything.
+    write(kept, "mutants/tests/test_fails_anyway.py", FAILS_ANYWAY)
+    with pytest.raises(RuntimeError, match="no mutant was decided"):
+        by_name(kept, names=survivors[:1], tests=["tests/test_fails_anyway.py"], python=sys.executable, report_dir=out)
+    assert (
+        "fails without any mutant" in max((out).glob("by-name-*.log"), key=lambda log: log.stat().st_mtime).read_text()
+    )
