@@ -1,22 +1,27 @@
 """Renewing a validation batch's hold at its edges: the end it reports is the batch's earliest, a pair
 with exactly one place left still lets an expired batch come back, a catch trial's pair is not asked
-for room, and a batch taken back is counted again in its pairs' held places; a batch's hold lasts
+for room, and a batch taken back is counted again in its pairs' held places (a renewal that keeps
+the hold as it was writes no pair); a batch of one pair renews like any other (and is gone for an
+excluded worker); the worker is never among those waiting for their own batch; a batch's hold lasts
 the study's own claim minutes when it sets them, else the server's."""
 
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from corpus.models import Label, Pair, Worker
-from crowd.holds import HoldRenewal
+from crowd.holds import HoldRenewal, record_no_task
 from crowd.models import ClaimStatus
+from tests import factories
 from tests.present import present
 from validation import batch_claims, holds
 from validation.models import ValidationClaim
 
-from .test_mutants_batch_claims import a_study
+from .test_mutants_batch_claims import a_study, visit
 from .validation_factories import make_pair
 
 pytestmark = pytest.mark.django_db
@@ -99,3 +104,46 @@ def test_a_batchs_hold_lasts_the_studys_own_minutes_else_the_servers(dataset: An
     study.claim_minutes = 7
     study.save(update_fields=["claim_minutes"])
     assert holds.claim_minutes(study) == 7
+
+
+def test_a_batch_of_one_pair_is_renewed(dataset: Any, make_worker: Any) -> None:
+    # The last pair the dataset has to offer makes a batch of one; its hold renews like any other.
+    make_pair(dataset, label=Label.NEUTRAL)
+    worker = make_worker()
+    batch = batch_claims.claim_validation_batch(worker)
+    (only,) = claims_of(batch)
+    renewed = renew(worker, batch)
+    assert renewed.outcome is HoldRenewal.UNCHANGED
+    assert renewed.expires_at == only.expires_at
+
+
+def test_an_excluded_worker_gets_a_batch_of_one_pair_gone(dataset: Any, make_worker: Any) -> None:
+    make_pair(dataset, label=Label.NEUTRAL)
+    worker = make_worker()
+    batch = batch_claims.claim_validation_batch(worker)
+    factories.exclude(worker)
+    assert renew(worker, batch).outcome is HoldRenewal.GONE
+
+
+def test_a_worker_told_no_task_earlier_does_not_wait_for_their_own_batch(dataset: Any, make_worker: Any) -> None:
+    # Others waiting for work keep an expired batch out; the worker whose batch it is is not one of
+    # them, even when their own visit was told "no task" within the claim period.
+    for _ in range(3):
+        make_pair(dataset, label=Label.NEUTRAL)
+    worker = make_worker()
+    session = visit(a_study(dataset, "own-wait"), worker)
+    batch = batch_claims.claim_validation_batch(worker, study_session=session)
+    record_no_task(session)
+    expire(batch)
+    assert renew(worker, batch).outcome is HoldRenewal.TAKEN_BACK
+    assert all(claim.status == ClaimStatus.OPEN for claim in claims_of(batch))
+
+
+def test_a_renewal_that_keeps_the_hold_as_it_was_writes_no_pair(claimed: tuple[Worker, Any]) -> None:
+    # Only a batch taken back recounts its pairs' held places; a heartbeat that changes nothing
+    # leaves the pair rows (which every claim locks) unwritten.
+    worker, batch = claimed
+    with CaptureQueriesContext(connection) as queries:
+        assert renew(worker, batch).outcome is HoldRenewal.UNCHANGED
+    pair_table = Pair._meta.db_table
+    assert not [q["sql"] for q in queries.captured_queries if q["sql"].startswith(f'UPDATE "{pair_table}"')]
