@@ -81,6 +81,19 @@ def test_a_run_nobody_started_is_not_in_the_audit_log(django_capture_on_commit_c
     assert not AuditEntry.objects.exists()
 
 
+def test_a_requested_run_runs_once_its_row_is_committed(settings, django_capture_on_commit_callbacks):
+    """The queued task is the aggregation of this run: inline, the run has its answer at commit."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.EMBEDDED_TASKS = "inline"
+    dataset = factories.dataset("queued")
+    factories.pair(dataset, factories.premise(dataset), [N])
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        run = aggregation_runs.request_aggregation(None, dataset)
+    assert len(queued) == 1
+    run.refresh_from_db()
+    assert (run.status, run.error) == (JobStatus.FAILED, "dataset queued has no pairs with 2 or more counted labels")
+
+
 # --- which datasets the beat aggregates ---------------------------------------------------------------------
 
 
@@ -203,6 +216,14 @@ def test_the_counted_labels_name_workers_by_id_and_anonymous_labels_by_their_own
     assert (data["task"] == split.pk).sum() == 5
 
 
+def test_the_counted_labels_are_the_datasets_own_only():
+    mine, other = factories.dataset("mine"), factories.dataset("other")
+    kept = factories.pair(mine, factories.premise(mine), [N, E])  # two labels are enough
+    factories.pair(other, factories.premise(other), [E, E, E])
+    data = aggregation_runs.counted_labels(mine)
+    assert set(data["task"]) == {kept.pk} and len(data) == 2
+
+
 def test_a_dataset_without_labels_reads_an_empty_table_of_the_three_columns():
     data = aggregation_runs.counted_labels(factories.dataset("nothing"))
     assert data.empty and list(data.columns) == ["task", "worker", "label"]
@@ -321,6 +342,25 @@ def test_a_dataset_with_nothing_to_fit_fails_with_the_answer_and_no_crash():
     assert answered.finished_at is not None and "stopped_confident" not in answered.figures
 
 
+def test_a_process_writes_its_outcome_only_on_the_run_it_still_holds():
+    """A run the reaper restarted or that is no longer running, and any other running run, keep
+    their state when a process that fitted an older holding of the run finishes."""
+    dataset = factories.dataset("taken")
+    factories.pair(dataset, factories.premise(dataset), [N])
+    restarted = AggregationRun.objects.create(dataset=dataset, status=JobStatus.RUNNING, restarts=1)
+    finished = AggregationRun.objects.create(dataset=dataset, status=JobStatus.DONE, restarts=0)
+    other = AggregationRun.objects.create(dataset=dataset, status=JobStatus.RUNNING, restarts=0)
+    for run in (restarted, finished):
+        stale = AggregationRun.objects.get(pk=run.pk)
+        stale.restarts = 0
+        aggregation_runs._fit_claimed(stale)
+    assert [AggregationRun.objects.get(pk=run.pk).status for run in (restarted, finished, other)] == [
+        JobStatus.RUNNING,
+        JobStatus.DONE,
+        JobStatus.RUNNING,
+    ]
+
+
 def test_a_stage_never_reports_a_running_run_as_complete():
     run = AggregationRun.objects.create(dataset=factories.dataset("stages"), status=JobStatus.RUNNING)
     aggregation_runs._stage(run, "fitting mace", 0.45)
@@ -340,19 +380,22 @@ def stored(run: AggregationRun, method: str, pair: Pair, posterior: float, diffe
     )
 
 
-def test_the_disagreements_of_a_method_are_most_confident_first(labelled):
+def test_the_disagreements_of_a_method_are_most_confident_first(labelled, django_assert_num_queries):
     dataset, *_ = labelled
     pairs = list(Pair.objects.filter(dataset=dataset).order_by("pk"))
     run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene", "mace"])
     other = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"])
-    stored(run, "dawid_skene", pairs[0], 0.7, True)
+    stored(run, "dawid_skene", pairs[3], 0.7, True)  # stored before the tie it follows
     stored(run, "dawid_skene", pairs[1], 0.9, True)
     stored(run, "dawid_skene", pairs[2], 0.99, False)
-    stored(run, "dawid_skene", pairs[3], 0.7, True)
+    stored(run, "dawid_skene", pairs[0], 0.7, True)
     stored(run, "mace", pairs[4], 0.95, True)
     stored(other, "dawid_skene", pairs[5], 0.8, True)
     assert [row.pair for row in aggregation_runs.disagreements(run)] == [pairs[1], pairs[0], pairs[3]]
     assert [row.pair for row in aggregation_runs.disagreements(run, "mace")] == [pairs[4]]
+    premises = [pair.premise for pair in (pairs[1], pairs[0], pairs[3])]
+    with django_assert_num_queries(1):  # the page shows each pair's premise without a query a row
+        assert [row.pair.premise for row in aggregation_runs.disagreements(run)] == premises
 
 
 def test_the_workers_rank_by_skill_then_id_up_to_the_limit(make_worker):
