@@ -62,8 +62,8 @@ def test_a_classifier_over_everything_the_participant_sees_does_no_better_than_c
     accuracy, rule = catch_attack.stump_attack(observation)
     # Chance at this sample size (about 45 held-out items, a handful of them catch trials) is not
     # a fixed 0.50: a rule fitted to noise often scores 0.6-0.7 held out. The attack must do no
-    # better than the same attack with the catch marks shuffled within each batch (500 draws: a
-    # false alarm 1 time in 501), and the old page's rules scored 1.00.
+    # better than the same attack with the catch marks shuffled within each batch (2,000 draws: a
+    # false alarm 1 time in 2,001), and the old page's rules scored 1.00.
     luck = catch_attack.stump_chance_accuracies(observation)
     print(
         f"\nbest one-feature rule {rule}: held-out balanced accuracy {accuracy:.2f} "
