@@ -275,11 +275,11 @@ def _best_stump(features, actual, train, test):
                 below_negatives += not ranked[walked][1]
                 walked += 1
             above_positives, above_negatives = positives - below_positives, negatives - below_negatives
-            for above, hits in (
-                (True, (above_positives, below_negatives)),
-                (False, (below_positives, above_negatives)),
+            for above, positives_hit, negatives_hit in (
+                (True, above_positives, below_negatives),
+                (False, below_positives, above_negatives),
             ):
-                score = _balanced_of_counts(*hits, positives, negatives)
+                score = _balanced_of_counts(positives_hit, negatives_hit, positives, negatives)
                 if score > best[0]:
                     best = (score, (name, threshold, above))
     name, threshold, above = present(best[1])
