@@ -323,7 +323,6 @@ def main():
     from django.test.utils import setup_test_environment
 
     from bench.worker_quality import VALIDATORS, WRITERS, assign_workers
-    from validation import adjudication
 
     call_command("migrate", verbosity=0)
     if not args.keep:
@@ -373,18 +372,7 @@ def main():
     # team (teams.access), the superuser's read every team's rows without that join.
     member = Client()
     member.force_login(team_member())
-    dashboard = [
-        *((f"adjudication {f.slug}", f"/dashboard/adjudication/?queue={f.slug}") for f in adjudication.FILTERS),
-        ("workers", "/dashboard/workers/"),
-        ("costs", "/dashboard/costs/"),
-        ("bonuses", "/dashboard/bonuses/"),
-        ("imports", "/dashboard/imports/"),
-        ("study page", "/dashboard/studies/bench-validation/"),
-    ]
-    pages: list[tuple[str, str | tuple[str, dict], Client | None]] = [("login (baseline)", "/accounts/login/", None)]
-    pages += [(name, url, client) for name, url in dashboard]
-    pages += [(f"{name} (team owner)", url, member) for name, url in dashboard]
-    pages.append(("approval CSV", approval_csv(), client))  # the admin's action: the superuser's
+    pages = researcher_pages(client, member)
     if args.only:
         wanted = args.only.split(",")
         pages = [page for page in pages if page[2] is None or any(part in page[0] for part in wanted)]
@@ -394,6 +382,26 @@ def main():
             cursor.execute("ANALYZE")
         print("\nafter ANALYZE (fresh statistics):")
         measure(pages, args)
+
+
+def researcher_pages(superuser, member):
+    """(name, url or (url, form), logged-in client or None) of the login page (the baseline) and
+    each researcher page, as the superuser and as the team's owner, and the approval CSV."""
+    from validation import adjudication
+
+    dashboard = [
+        *((f"adjudication {f.slug}", f"/dashboard/adjudication/?queue={f.slug}") for f in adjudication.FILTERS),
+        ("workers", "/dashboard/workers/"),
+        ("costs", "/dashboard/costs/"),
+        ("bonuses", "/dashboard/bonuses/"),
+        ("imports", "/dashboard/imports/"),
+        ("study page", "/dashboard/studies/bench-validation/"),
+    ]
+    pages = [("login (baseline)", "/accounts/login/", None)]
+    pages += [(name, url, superuser) for name, url in dashboard]
+    pages += [(f"{name} (team owner)", url, member) for name, url in dashboard]
+    pages.append(("approval CSV", approval_csv(), superuser))  # the admin's action: the superuser's
+    return pages
 
 
 def measure(pages, args):
@@ -446,11 +454,11 @@ def measure(pages, args):
             print("\n".join(row[0] for row in cursor.fetchall()))
 
 
-def request(browser, url):
+def request(browser, url, **extra):
     """GET a page, or POST a form (url, data): the approval CSV is an admin action."""
     if isinstance(url, tuple):
-        return browser.post(url[0], url[1])
-    return browser.get(url)
+        return browser.post(url[0], url[1], **extra)
+    return browser.get(url, **extra)
 
 
 def approval_csv():
