@@ -189,6 +189,11 @@ def django_db_setup(
         if not django_db_keepdb:
             with django_db_blocker.unblock():
                 _drop_test_databases(made)
+        else:
+            # Kept for the next session, and the names given back: a later session in this process
+            # (mutmut runs them one after another) would otherwise take `test_<test name>`.
+            for connection_kept, old_name, _ in made:
+                settings.DATABASES[connection_kept.alias]["NAME"] = connection_kept.settings_dict["NAME"] = old_name
         return
     creation: Any = connection.creation  # Django's private helpers, which its own parallel runner uses
     original = connection.settings_dict["NAME"]
