@@ -13,7 +13,7 @@ from corpus.pair_record_models import GrammaticalityJudgment
 from corpus.scope import Scope
 from corpus.services import add_label
 from corpus.tallies.worker_tally import bucket_bounds
-from crowd.models import CodeHold, StudySession
+from crowd.models import CodeHold, DeviceSighting, StudySession
 from quality import flags as flag_rules
 from quality import sequential
 from quality.models import (
@@ -24,6 +24,7 @@ from quality.models import (
     ReferenceLabel,
 )
 from quality.selectors import (
+    _BOUND_SLACK,
     WorkerQuality,
     _most_common_of_others,
     _tallies_by_worker,
@@ -41,6 +42,7 @@ from quality.selectors import (
     quality_evidence,
     quality_evidence_by_worker,
     reference_label_counts,
+    sequential_evidence,
     worker_quality,
     writer_figures,
 )
@@ -609,3 +611,246 @@ def test_qualification_answers_of_every_try_are_tallied_against_the_researchers_
         ("qualification", "three"): ({E: 2, C: 1, N: 1}, {E: 2, N: 2}, 3),
     }
     assert _tallies_by_worker([worker.pk], catch_trials=False) == {worker.pk: {}}
+
+
+# --- the rows of worker_quality: every figure, from every source -------------------------------------------
+
+
+def catch_answers(worker: Worker, dataset, answers: list[tuple[str, str]]) -> None:
+    for label, expected in answers:
+        catch_answer(worker, make_pair(dataset), label, expected)
+
+
+def written_pair(dataset, author: Worker, written: str, labellers: list[Worker], votes: list[str]) -> Pair:
+    pair = make_pair(dataset, author=author, label=written)
+    for worker, label in zip(labellers, votes, strict=True):
+        add_label(pair, label, worker=worker)
+    return pair
+
+
+@pytest.mark.django_db
+def test_a_row_carries_each_figure_of_the_labels_catch_trials_and_written_pairs(make_worker):
+    three = make_dataset()
+    two = factories.dataset("recast", label_scheme=TWO_WAY_SCHEME)
+    me, a, b, c, d = (make_worker() for _ in range(5))
+    # The labels of test_label_figures_count_each_figure_of_a_workers_labels, and one two-way label.
+    for written, mine, seconds, others in (
+        (E, E, 3.0, (E, E, N)),
+        (N, C, None, (N, N, C)),
+        (E, C, 5.0, (N, C, C)),
+    ):
+        pair = make_pair(three, label=written)
+        add_label(pair, mine, worker=me, seconds=seconds)
+        for worker, label in zip((a, b, c), others, strict=True):
+            add_label(pair, label, worker=worker)
+    add_label(make_pair(two, label=E), N, worker=me)
+    catch_answers(me, three, [(E, E), (N, N), (C, E)])
+    written_pair(three, me, E, [a, b, c, d], [E, E, N, C])  # gold E: as written
+    written_pair(three, me, E, [a, b, c, d], [C, C, C, N])  # gold C: differs
+    written_pair(three, me, N, [a, b, c, d], [N, E, C, E])  # five labels, no gold: differs too
+
+    rows = {row.worker.pk: row for row in worker_quality()}
+    row = rows[me.pk]
+
+    assert row.labels_given == 4
+    assert row.label_counts == {E: 1, N: 1, C: 2}
+    assert row.three_way_counts == {E: 1, C: 2}
+    assert (row.loo_items, row.loo_agreements) == (2, 1)
+    assert row.loo_own_label_counts == {E: 1, C: 1}
+    assert row.loo_gold_counts == {E: 1, N: 1}
+    assert row.timed_items == 2
+    assert row.median_seconds == pytest.approx(4.0, rel=0.046)
+    assert (row.catch_seen, row.catch_matched) == (3, 2)
+    assert (row.pairs_written, row.written_gold_differs) == (3, 2)
+    # A labeller who neither answered catch trials nor wrote has none of either.
+    assert (rows[d.pk].catch_seen, rows[d.pk].catch_matched) == (0, 0)
+    assert (rows[d.pk].pairs_written, rows[d.pk].written_gold_differs) == (0, 0)
+
+
+@pytest.mark.django_db
+def test_a_worker_with_only_catch_trials_or_only_written_pairs_has_a_row_of_those(make_worker):
+    dataset = make_dataset()
+    catcher, writer, unfinished_writer = (make_worker() for _ in range(3))
+    labellers = [make_worker() for _ in range(4)]
+    catch_answers(catcher, dataset, [(E, E), (N, C)])
+    written_pair(dataset, writer, E, labellers, [E, E, E, N])
+    written_pair(dataset, writer, N, labellers, [E, E, E, E])
+    written_pair(dataset, unfinished_writer, E, labellers[:3], [E, E, E])  # four labels: not counted
+
+    rows = {row.worker.pk: row for row in worker_quality(Scope.of_dataset(dataset))}
+
+    assert set(rows) == {catcher.pk, writer.pk, *(worker.pk for worker in labellers)}
+    caught, wrote = rows[catcher.pk], rows[writer.pk]
+    for row in (caught, wrote):
+        assert (row.labels_given, row.label_counts, row.three_way_counts) == (0, {}, {})
+        assert (row.loo_items, row.loo_agreements, row.timed_items, row.median_seconds) == (0, 0, 0, None)
+        assert row.flags == []
+    assert (caught.catch_seen, caught.catch_matched, caught.pairs_written) == (2, 1, 0)
+    assert (wrote.catch_seen, wrote.pairs_written, wrote.written_gold_differs) == (0, 2, 1)
+
+
+@pytest.mark.django_db
+def test_the_rows_workers_come_with_their_user_names_read(make_worker, django_assert_num_queries):
+    dataset = make_dataset()
+    worker = make_worker(username="reader")
+    add_label(make_pair(dataset), E, worker=worker)
+    (row,) = worker_quality(Scope.of_dataset(dataset))
+    with django_assert_num_queries(0):
+        assert row.worker.user is not None and row.worker.user.username == "reader"
+
+
+@pytest.mark.django_db
+def test_a_workers_exact_median_is_read_from_the_scopes_labels_only(make_worker):
+    here, elsewhere = make_dataset(), factories.dataset("elsewhere")
+    worker = make_worker()
+    for _ in range(10):
+        add_label(make_pair(here), E, worker=worker, seconds=4.1)
+        add_label(make_pair(elsewhere), E, worker=worker, seconds=2.0)
+    (row,) = worker_quality(Scope.of_dataset(here))
+    assert row.median_seconds == pytest.approx(4.1)
+
+
+# --- the flags a row gets beside the label flags ------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_catch_trials_right_beside_ordinary_labels_at_chance_are_flagged_catch_only(make_worker):
+    dataset = make_dataset()
+    cheat, honest = make_worker(), make_worker()
+    # Three ordinary labels, each against its written label: the cheat's at chance, the honest's not.
+    for written, shifted in ((E, N), (N, C), (C, E)):
+        pair = make_pair(dataset, label=written)
+        add_label(pair, shifted, worker=cheat)
+        add_label(pair, written, worker=honest)
+    # Catch trials all right, of every label: weighed beside the others they would lift the cheat.
+    for worker in (cheat, honest):
+        catch_answers(worker, dataset, [(E, E), (N, N), (C, C), (E, E)])
+
+    rows = {row.worker.pk: row for row in worker_quality(Scope.of_dataset(dataset))}
+
+    (flag,) = rows[cheat.pk].flags
+    evidence = guesser_evidence_by_worker([cheat.pk], catch_trials=False)[cheat.pk]
+    assert flag == sequential.catch_only_flag(cheat.pk, 4, 4, evidence)
+    assert (flag.worker, flag.kind) == (cheat.pk, sequential.CATCH_ONLY)
+    assert flag.figures["catch_seen"] == 4 and flag.figures["catch_matched"] == 4
+    assert (flag.figures["ordinary_items"], flag.figures["ordinary_agreements"]) == (3, 0)
+    assert rows[honest.pk].flags == []
+    assert flagged_worker_ids(list(rows.values())) == [cheat.pk]
+
+
+@pytest.mark.django_db
+def test_ids_seen_in_one_browser_are_flagged_with_the_others_of_the_scope_only(make_worker):
+    dataset = make_dataset()
+    one, two, lone = (make_worker() for _ in range(3))
+    outside, outside_too = make_worker(), make_worker()  # nothing on this dataset
+    for worker in (one, two, lone):
+        add_label(make_pair(dataset), E, worker=worker, seconds=12.0)
+    for device, workers in (
+        ("shared", (one, two, outside)),
+        ("lone's", (lone, outside)),
+        ("out", (outside_too, outside)),
+    ):
+        for worker in workers:
+            DeviceSighting.objects.create(device=device, worker=worker)
+
+    rows = {row.worker.pk: row for row in worker_quality(Scope.of_dataset(dataset))}
+
+    assert set(rows) == {one.pk, two.pk, lone.pk}
+    for worker, other in ((one, two), (two, one)):
+        assert rows[worker.pk].flags == [flag_rules.many_ids_flag(worker.pk, {other.pk})]
+        assert rows[worker.pk].flags[0].figures == {"linked_ids": 1}
+    assert rows[lone.pk].flags == []
+
+
+# --- the histogram's medians: which workers are read exactly -----------------------------------------------
+
+
+def test_a_worker_without_timed_labels_does_not_stop_the_medians_of_the_next():
+    sums: dict[int, dict[str, int | None]] = {
+        3: {"timed": 0, "lower_middle": None, "upper_middle": None},
+        7: {"timed": 30, "lower_middle": 16, "upper_middle": 16},
+    }
+    assert histogram_medians(sums) == {7: middle(16)}
+
+
+def ten_timed_labels(worker: Worker, dataset, seconds: float) -> None:
+    for _ in range(10):
+        add_label(make_pair(dataset), E, worker=worker, seconds=seconds)
+
+
+@pytest.mark.django_db
+def test_a_bucket_ending_on_the_threshold_within_the_slack_decides_the_median(make_worker):
+    worker = make_worker()
+    ten_timed_labels(worker, make_dataset(), 8.3)
+    bucket = 8  # [8 s, 8.72 s)
+    low, high = bucket_bounds(bucket)
+    sums = {worker.pk: {"timed": 10, "lower_middle": bucket, "upper_middle": bucket}}
+    # The bucket's upper bound plus the slack reaches the threshold: below it, decided, nothing read.
+    assert histogram_medians(sums, threshold=high + _BOUND_SLACK) == {worker.pk: middle(bucket)}
+    # Its lower bound less the slack reaches it: above it, decided too.
+    assert histogram_medians(sums, threshold=low - _BOUND_SLACK) == {worker.pk: middle(bucket)}
+    # Just inside either: open, read exactly.
+    assert histogram_medians(sums, threshold=high) == {worker.pk: pytest.approx(8.3)}
+    assert histogram_medians(sums, threshold=low) == {worker.pk: pytest.approx(8.3)}
+
+
+@pytest.mark.django_db
+def test_only_the_open_workers_medians_are_read_exactly(make_worker):
+    dataset = make_dataset()
+    near, far = make_worker(), make_worker()
+    ten_timed_labels(near, dataset, 4.1)
+    ten_timed_labels(far, dataset, 8.3)
+    sums = {
+        near.pk: {"timed": 10, "lower_middle": 0, "upper_middle": 0},
+        far.pk: {"timed": 10, "lower_middle": 8, "upper_middle": 8},
+    }
+    assert histogram_medians(sums, Scope.of_dataset(dataset)) == {near.pk: pytest.approx(4.1), far.pk: middle(8)}
+
+
+@pytest.mark.django_db
+def test_the_exact_read_takes_the_timed_labels_only(make_worker):
+    # Open in the histogram given, but with no timed label in the scope read: the histogram's median stays.
+    worker = make_worker()
+    dataset = make_dataset()
+    for _ in range(10):
+        add_label(make_pair(dataset), E, worker=worker)
+    sums = {worker.pk: {"timed": 10, "lower_middle": 0, "upper_middle": 0}}
+    assert histogram_medians(sums, Scope.of_dataset(dataset)) == {worker.pk: middle(0)}
+
+
+# --- written pairs ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_an_unwritten_pair_with_five_labels_is_no_writers(make_worker):
+    dataset = make_dataset()
+    pair = unwritten_pair(dataset)
+    for _ in range(5):
+        add_label(pair, E, worker=make_worker())
+    pair.refresh_from_db()
+    assert pair.label_count == 5
+    assert writer_figures(Scope.of_dataset(dataset)) == {}
+
+
+# --- the next pair to label and the guesser evidence of one worker ---------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_next_pair_to_label_comes_with_its_premise_and_genre_read(django_assert_num_queries):
+    dataset = make_dataset()
+    make_pair(dataset)
+    pair = next_pair_to_label(Scope.of_dataset(dataset))
+    assert pair is not None
+    with django_assert_num_queries(0):
+        assert pair.premise.genre.slug == "fiction"
+
+
+@pytest.mark.django_db
+def test_a_workers_sequential_evidence_is_their_guesser_evidence(make_worker):
+    worker = written_and_catch_corpus(make_worker)
+    other = make_worker()
+    add_label(make_pair(make_dataset("other")), E, worker=other)
+    evidence = sequential_evidence(worker)
+    assert evidence == guesser_evidence_by_worker([worker.pk])[worker.pk]
+    assert evidence.items == 5
+    assert sequential_evidence(other) == guesser_evidence_by_worker([other.pk])[other.pk]
