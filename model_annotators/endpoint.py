@@ -62,6 +62,7 @@ class ChatEndpoint:
     max_retries: int = 3
     retry_wait_max: float = 30.0
     pacer: Pacer = field(default_factory=lambda: Pacer(60))
+    sleep: Callable[[float], None] = time.sleep  # the wait before asking again
 
     def ask(self, system: str, user: str) -> ChatAnswer:
         body: dict[str, Any] = {
@@ -96,7 +97,7 @@ class ChatEndpoint:
                     break  # a refusal (401, 404, 400) is not cured by asking again
                 wait = min(self.retry_wait_max, _retry_after(response) or wait)
             if attempt <= self.max_retries:
-                time.sleep(wait)
+                self.sleep(wait)
         return ChatAnswer(
             content=None,
             error=error,
