@@ -311,6 +311,17 @@ def test_a_server_that_keeps_failing_is_asked_retries_plus_one_times_waiting_its
     assert 0 <= answer.latency_ms <= outside_ms
 
 
+def test_a_failed_answer_says_how_long_it_took_its_waits_included(scripted: Start) -> None:
+    url, _ = scripted([(503, {"Retry-After": "1.2"}, b"")])
+
+    answer, outside_ms = timed(client(url, retries=1))
+
+    assert answer.content is None and answer.attempts == 2
+    # A lower bound only (a loaded machine makes the wait longer, never shorter); the call seen from
+    # outside holds the answer's own measure.
+    assert 1150 <= answer.latency_ms <= outside_ms
+
+
 def test_a_long_retry_after_is_cut_to_the_retry_wait_cap(scripted: Start) -> None:
     url, _ = scripted([(429, {"Retry-After": "30"}, b""), (200, {}, completion("later"))])
     slept: list[float] = []
