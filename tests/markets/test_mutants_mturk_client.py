@@ -14,12 +14,10 @@ endpoint and a dropped answer told apart; and a listing followed by its NextToke
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -28,20 +26,10 @@ from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnec
 from markets.clients import CallRecord, MarketError, MarketTimeout, MarketUnreachable, no_record
 from markets.clients.mturk import LIVE_URL, SANDBOX_URL, MTurkClient, _message, _snake
 from markets.ids import ARRIVAL_FORMAT, MTURK_FORMAT, BadMarketId
+from tests.markets.scripted_market import Reply, ScriptedServer
 
 TARGET = "MTurkRequesterServiceV20170117."
 QUALIFICATION = "3QUAL0000000000000000000000001"
-
-
-@dataclass
-class Reply:
-    """One scripted answer: `hold` waits (until the test ends) before answering; `drop` closes the
-    connection without an answer."""
-
-    status: int = 200
-    body: Any = field(default_factory=dict)
-    hold: float = 0.0
-    drop: bool = False
 
 
 @dataclass
@@ -51,66 +39,27 @@ class Seen:
     authorization: str
 
 
-class ScriptedMTurk:
+class ScriptedMTurk(ScriptedServer):
+    """MTurk's JSON protocol: each request's operation (`X-Amz-Target`), parameters and credentials."""
+
     def __init__(self) -> None:
-        self.replies: list[Reply] = []
-        self.seen: list[Seen] = []
-        self.ended = threading.Event()
-        self.server: ThreadingHTTPServer | None = None
-
-    def answer(self, *replies: Reply) -> None:
-        self.replies.extend(replies)
-
-    def start(self) -> "ScriptedMTurk":
-        market = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                market.handle(self)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self.ended.set()
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
+        super().__init__(
+            default=Reply(body={}),
+            path="/mturk",
+            content_type="application/x-amz-json-1.1",
+            headers={"x-amzn-RequestId": "scripted-request"},
+        )
 
     @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}/mturk"
-
-    def handle(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("Content-Length") or 0)
-        raw = handler.rfile.read(length) if length else b""
-        operation = (handler.headers.get("X-Amz-Target") or "").removeprefix(TARGET)
-        self.seen.append(Seen(operation, json.loads(raw) if raw else {}, handler.headers.get("Authorization") or ""))
-        reply = self.replies.pop(0) if self.replies else Reply()
-        if reply.hold:
-            self.ended.wait(reply.hold)
-        if reply.drop:
-            handler.close_connection = True
-            return
-        data = json.dumps(reply.body).encode()
-        handler.send_response(reply.status)
-        handler.send_header("Content-Type", "application/x-amz-json-1.1")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.send_header("x-amzn-RequestId", "scripted-request")
-        handler.end_headers()
-        try:
-            handler.wfile.write(data)
-            handler.wfile.flush()
-        except OSError:
-            pass
+    def seen(self) -> list[Seen]:
+        return [
+            Seen(
+                request.headers.get("x-amz-target", "").removeprefix(TARGET),
+                json.loads(request.body) if request.body else {},
+                request.headers.get("authorization", ""),
+            )
+            for request in self.requests
+        ]
 
 
 @pytest.fixture
@@ -183,7 +132,7 @@ def test_a_call_is_signed_for_mturk_in_us_east_1(client: MTurkClient, market: Sc
 
 
 def test_a_failed_call_is_not_resent_by_boto3(client: MTurkClient, market: ScriptedMTurk) -> None:
-    market.answer(Reply(500, error("ServiceFault", "Internal")), Reply())
+    market.answer(Reply(500, error("ServiceFault", "Internal")), Reply(body={}))
 
     with pytest.raises(MarketError) as failed:
         client.balance()

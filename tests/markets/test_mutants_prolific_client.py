@@ -12,10 +12,7 @@ it is put in a request.
 """
 
 import json
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -24,99 +21,16 @@ import requests
 from markets.clients import CallRecord, MarketError, MarketTimeout, MarketUnreachable, no_record
 from markets.clients.prolific import ProlificClient, _detail
 from markets.ids import ARRIVAL_FORMAT, PROLIFIC_FORMAT, TOKEN_FORMAT, BadMarketId
+from tests.markets.scripted_market import Reply, Request, ScriptedServer
 
 STUDY = "5fa0000000000000000000a1"
 GROUP = "5fa0000000000000000000b2"
 
 
-@dataclass
-class Reply:
-    """One scripted answer: `hold` waits (until the test ends) before answering; `drop` closes the
-    connection without an answer after `hold`."""
-
-    status: int = 200
-    body: Any = None
-    headers: dict[str, str] = field(default_factory=dict)
-    raw: bytes | None = None
-    hold: float = 0.0
-    drop: bool = False
-
-
-@dataclass
-class Seen:
-    """A request as the server read it; its header names in lower case (HTTP's are case-insensitive)."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-class ScriptedMarket:
-    def __init__(self) -> None:
-        self.replies: list[Reply] = []
-        self.seen: list[Seen] = []
-        self.ended = threading.Event()
-        self.server: ThreadingHTTPServer | None = None
-
-    def answer(self, *replies: Reply) -> None:
-        self.replies.extend(replies)
-
-    def start(self) -> "ScriptedMarket":
-        market = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                market.handle(self, "GET")
-
-            def do_POST(self) -> None:
-                market.handle(self, "POST")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self.ended.set()
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
-
+class ScriptedMarket(ScriptedServer):
     @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
-        length = int(handler.headers.get("Content-Length") or 0)
-        body = handler.rfile.read(length) if length else b""
-        self.seen.append(Seen(method, handler.path, {k.lower(): v for k, v in handler.headers.items()}, body))
-        reply = self.replies.pop(0) if self.replies else Reply(body={})
-        if reply.hold:
-            self.ended.wait(reply.hold)
-        if reply.drop:
-            handler.close_connection = True
-            return
-        data = (
-            reply.raw if reply.raw is not None else (json.dumps(reply.body).encode() if reply.body is not None else b"")
-        )
-        handler.send_response(reply.status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        for name, value in reply.headers.items():
-            handler.send_header(name, value)
-        handler.end_headers()
-        try:
-            handler.wfile.write(data)
-            handler.wfile.flush()
-        except OSError:
-            pass
+    def seen(self) -> list[Request]:
+        return self.requests
 
 
 @pytest.fixture
