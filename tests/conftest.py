@@ -620,6 +620,44 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     stop_celery_worker(process)
 
 
+# The ids of the tasks this process published during the running test (Celery's before_task_publish).
+_published_by_this_test: list[str] = []
+
+
+def _note_published_task(sender=None, headers=None, **kwargs):
+    _published_by_this_test.append((headers or {}).get("id", ""))
+
+
+def revoke_tasks_left_behind():
+    """Revoke every task this process published since the test began, and forget the runs
+    `enqueue_coalesced` counted on (each covered a later call only through its own queued run).
+
+    The session's Celery worker outlives each test: a task a test queued to run later (a flag
+    refresh a few seconds on) or one still waiting in the queue when it ended would otherwise run in
+    the next test, on the same database, and commit what it computed from the rows the flush left:
+    a worker-quality page then showed that refresh's empty rows. A revoked task the worker has not
+    started is discarded when it is taken or its time comes; one already running finishes."""
+    from base import task_queue
+
+    ids = [task_id for task_id in _published_by_this_test if task_id]
+    _published_by_this_test.clear()
+    task_queue._coalesced_runs.clear()
+    if ids and broker_url():
+        from annotation_site.celery import app
+
+        app.control.revoke(ids)
+
+
+@pytest.fixture(autouse=True)
+def _no_task_outlives_its_test():
+    from celery.signals import before_task_publish
+
+    before_task_publish.connect(_note_published_task, weak=False, dispatch_uid="tests.published_tasks")
+    _published_by_this_test.clear()
+    yield
+    revoke_tasks_left_behind()
+
+
 def celery_subprocess_env(extra_env=None):
     """The environment of a Celery subprocess on the test database (plus `extra_env`)."""
     return dict(os.environ, DATABASE_URL=subprocess_database_url(), DATABASE_CONN_MAX_AGE="0", **(extra_env or {}))

@@ -81,3 +81,23 @@ def test_a_worker_exports_with_the_files_the_composition_root_registered(
     assert PREMISE_LABELS_FILE in {f.name for f in snapshot.files.all()}
     if celery_worker_process is not None:
         assert "Task modeling.tasks.export_snapshot_task[" in celery_worker_process.log_path.read_text()
+
+
+@pytest.mark.celery_worker
+def test_a_task_a_test_leaves_waiting_is_revoked_when_the_test_ends(transactional_db, celery_worker_process):
+    """A task queued to run after the test (a countdown the test does not wait out) must not run in
+    the next test on the same database: the suite's teardown revokes it, and the worker discards it
+    when its time comes instead of running it."""
+    from celery.exceptions import TaskRevokedError
+
+    from corpus.models import Dataset
+    from tests.conftest import needs_broker, revoke_tasks_left_behind
+
+    needs_broker()
+    dataset = Dataset.objects.create(slug="left-behind", name="left")
+    waiting = health_check.apply_async(args=("corpus.Dataset", dataset.pk), countdown=2)
+    revoke_tasks_left_behind()
+    with pytest.raises(TaskRevokedError):
+        waiting.get(timeout=30)
+    # A task queued after the revocation runs as usual: only what was left behind is revoked.
+    assert health_check.delay("corpus.Dataset", dataset.pk).get(timeout=30)["found"] is True
