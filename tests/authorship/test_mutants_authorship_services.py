@@ -10,6 +10,7 @@ counts that held it, only where its study holds codes and its share of flagged h
 reached."""
 
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +19,7 @@ from django.db.models import Sum
 
 from authorship import services
 from authorship.judgements import Flag
-from authorship.models import TypingTally, WritingEvidence
+from authorship.models import TypingTally, WritingEvidence, WrittenSentence
 from corpus.models import Label, Pair, Worker
 from crowd import hold_kinds
 from crowd.models import Study, StudySession, TypingEvidenceAction
@@ -319,7 +320,16 @@ def test_a_study_that_only_records_holds_no_code(make_worker: Any) -> None:
     assert services.hold_code_of_typist(session) is None
 
 
-def test_the_typist_hold_kind_is_registered_with_its_check() -> None:
+@pytest.fixture
+def registered_kinds() -> Iterator[None]:
+    """The hold kinds as the apps registered them, put back after the test."""
+    kept = dict(hold_kinds._kinds)
+    yield
+    hold_kinds._kinds.clear()
+    hold_kinds._kinds.update(kept)
+
+
+def test_the_typist_hold_kind_is_registered_with_its_check(registered_kinds: None) -> None:
     services.register_typist_hold_kind()
     kind = hold_kinds.kind("typist")
     assert (kind.name, kind.label, kind.check) == (
@@ -327,3 +337,47 @@ def test_the_typist_hold_kind_is_registered_with_its_check() -> None:
         "sentences not typed by the writer",
         services.hold_code_of_typist,
     )
+
+
+def test_a_writers_repeat_in_this_session_is_a_repeat_not_a_copy(make_worker: Any) -> None:
+    # The writer's own sentences of this session are `repeated`'s to find: the copy search leaves
+    # them out, and each sentence is stored with its session so that the next page leaves it out too.
+    worker = make_worker()
+    session = session_of(TypingEvidenceAction.RECORD, worker)
+    text = "The old fisherman mends a torn net beside the harbour wall at dawn."
+    first, second = pairs_of(worker, [text, text])
+    services.record_writing_evidence(worker, session, records.page({"n": records.typed(text)}), [("n", first)])
+    assert WrittenSentence.objects.get(pair=first).study_session == session
+    (again,) = services.record_writing_evidence(
+        worker, session, records.page({"n": records.typed(text)}), [("n", second)]
+    )
+    assert again.flags == [str(Flag.REPEATED)]
+    assert WrittenSentence.objects.get(pair=second).copy_of_id is None
+
+
+def test_a_try_that_is_not_yet_a_pair_is_no_earlier_hypothesis(make_worker: Any) -> None:
+    # A try's record has no pair (and so no sentence): in a session it is not compared with the
+    # new sentences, and outside a study it takes none of the thirty latest places.
+    worker = make_worker()
+    session = session_of(TypingEvidenceAction.RECORD, worker)
+    text = "A dog is sleeping under the kitchen table."
+    services.record_try_evidence(worker, session, records.page({"h": records.typed(text)}), "h", text)
+    (pair,) = pairs_of(worker, [text])
+    (row,) = services.record_writing_evidence(worker, session, records.page({"n": records.typed(text)}), [("n", pair)])
+    assert row.flags == []
+
+    outside, own = make_worker(), "A man in a red coat waits for the late train."
+    (oldest,) = pairs_of(outside, [own])
+    WritingEvidence.objects.create(worker=outside, pair=oldest, field_name="n")
+    WritingEvidence.objects.bulk_create(
+        [WritingEvidence(worker=outside, field_name="h") for _ in range(services.EARLIER_HYPOTHESES_OUTSIDE_A_STUDY)]
+    )
+    (again,) = pairs_of(outside, [own])
+    (row,) = services.record_writing_evidence(outside, None, records.page({"n": records.typed(own)}), [("n", again)])
+    assert row.flags == [str(Flag.REPEATED)]
+
+
+def test_registering_the_typist_kind_again_replaces_it_and_adds_no_other_check(registered_kinds: None) -> None:
+    services.register_typist_hold_kind()
+    asking_the_typist_check = [kind.name for kind in hold_kinds.checks() if kind.check == services.hold_code_of_typist]
+    assert asking_the_typist_check == [services.TYPIST]
