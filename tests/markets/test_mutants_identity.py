@@ -7,11 +7,13 @@ tests/markets/standin.py)."""
 
 import threading
 from datetime import timedelta
+from typing import Any
 
 import pytest
+from cryptography.fernet import Fernet
 from django.contrib.auth.models import User
+from django.db import DatabaseError, transaction
 from django.db import connections as databases
-from django.db import transaction
 from django.utils import timezone
 
 from audit.models import AuditEntry
@@ -444,3 +446,111 @@ def test_mturk_refusing_the_platforms_own_credentials_leaves_the_worker_waiting_
     assert session.market_check == MarketCheck.PENDING and answer.ask_again, session.market_check_note
     assert "UnrecognizedClientException" in session.market_check_note
     assert not WorkerExclusion.objects.filter(worker=session.worker).exists()
+
+
+# --- ask_market, check_session, store_answer: the edges found unguarded in a later round ----------
+
+
+def test_credentials_the_key_no_longer_opens_leave_the_participant_waiting_to_be_asked_again(
+    standin: Any, django_user_model: Any, settings: Any
+) -> None:
+    study = make_study()
+    connect_prolific(study, standin)
+    (session,) = waiting(study, standin, django_user_model)
+    settings.MARKET_CREDENTIALS_KEY = Fernet.generate_key().decode()  # the server's key was changed
+    asked = len(standin.requests)
+
+    answer, session = checked(session)
+
+    assert answer.state == MarketCheck.PENDING and answer.ask_again is True and answer.participant_id == ""
+    assert answer.note.startswith("The connection's credentials cannot be read: The stored credentials cannot be")
+    assert (session.market_check, session.market_check_note) == (MarketCheck.PENDING, answer.note)
+    assert len(standin.requests) == asked, "the market is not asked without its credentials"
+    assert not WorkerExclusion.objects.filter(worker=session.worker).exists(), "the participant did nothing"
+
+
+def test_a_waiting_session_of_a_study_without_a_connection_is_answered_unchecked(
+    standin: Any, django_user_model: Any
+) -> None:
+    study = make_study()
+    (session,) = waiting(study, standin, django_user_model)
+
+    answer, session = checked(session)
+
+    assert answer == identity.MarketAnswer(
+        MarketCheck.UNCHECKED, "The study has no market connection: its ids are unchecked."
+    )
+    assert (session.market_check, session.market_check_note) == (MarketCheck.UNCHECKED, answer.note)
+    assert standin.requests == [], "no market was asked"
+
+
+def test_the_tasks_check_waits_out_a_rate_limit_and_vouches(standin: Any, django_user_model: Any) -> None:
+    """The Celery task and the sweep call check_session as it stands: patient, unlike the arrival."""
+    study = make_study()
+    connect_prolific(study, standin)
+    (session,) = waiting(study, standin, django_user_model)
+    standin.fail("submission.get", "429")  # Retry-After 0: a patient client asks again at once
+
+    answer = identity.check_session(session.pk)
+
+    assert answer is not None and answer.state == MarketCheck.VOUCHED and not answer.ask_again
+    session.refresh_from_db()
+    assert (session.market_check, session.market_check_tries) == (MarketCheck.VOUCHED, 1)
+    asked = [r for r in standin.requests if r == ("GET", f"/api/v1/submissions/{session.external_session_id}/")]
+    assert len(asked) == 2, "asked again after the rate limit, in the same check"
+
+
+def test_a_researchers_preview_left_waiting_is_never_asked_about(standin: Any, django_user_model: Any) -> None:
+    study = make_study()
+    connect_prolific(study, standin)
+    (session,) = waiting(study, standin, django_user_model)
+    StudySession.objects.filter(pk=session.pk).update(is_preview=True)
+    asked = len(standin.requests)
+
+    assert identity.check_session(session.pk) is None
+
+    session.refresh_from_db()
+    assert (session.market_check, session.market_check_tries) == (MarketCheck.PENDING, 0)
+    assert len(standin.requests) == asked
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_written_for_the_worker_meanwhile_does_not_hold_up_the_markets_answer(
+    standin: Any, django_user_model: Any
+) -> None:
+    """The answer locks the worker's row FOR NO KEY UPDATE and only the session's row beside it:
+    the participant's own request inserting a row that refers to the worker (a label, a bonus:
+    PostgreSQL's foreign-key check takes FOR KEY SHARE on the worker's row) does not block it."""
+    study = make_study()
+    (session,) = waiting(study, standin, django_user_model)
+    locked, done = threading.Event(), threading.Event()
+
+    def participants_other_request() -> None:
+        with transaction.atomic(), databases["default"].cursor() as cursor:
+            for model, pk in ((Worker, session.worker_id), (Study, study.pk)):
+                cursor.execute(f"SELECT 1 FROM {model._meta.db_table} WHERE id = %s FOR KEY SHARE", [pk])
+            locked.set()
+            done.wait(30)
+        databases.close_all()
+
+    holder = threading.Thread(target=participants_other_request)
+    holder.start()
+    locked.wait(30)
+    with databases["default"].cursor() as cursor:
+        cursor.execute("SET lock_timeout = '2s'")
+    stored: DatabaseError | None = None
+    try:
+        identity.store_answer(
+            session.pk, session.worker_id, identity.MarketAnswer(MarketCheck.VOUCHED, "vouched", "someone")
+        )
+    except DatabaseError as error:
+        stored = error
+    finally:
+        with databases["default"].cursor() as cursor:
+            cursor.execute("SET lock_timeout = 0")
+        done.set()
+        holder.join()
+
+    assert stored is None, f"the answer waited on the participant's request: {stored}"
+    session.refresh_from_db()
+    assert (session.market_check, session.market_participant_id) == (MarketCheck.VOUCHED, "someone")
