@@ -8,29 +8,52 @@ cannot label fails with the reason, its end time, a log line with its id and tra
 calibration. A job beats its heartbeat while it works; only a labels job (never a writing-checks
 one) calibrates the annotator. A writing-checks job likewise asks only what its annotator has not
 checked under its current writing prompt, lowest pairs first, and never a pair without the
-writer's label."""
+writer's label.
 
+The labellers themselves: an endpoint is asked each pair once, lowest first, with its labels prompt
+(the data notice added), its answer read in the prompt's words into an unsaved row; an endpoint with
+no labels prompt cannot label; a run labels from its checkpoint, a word that is no label unparseable,
+each pair's latency its share of the one reading. While a job works its row shows the stage, its total
+and the chunks done (a new attempt starts its count from zero, also with nothing left); a row another
+attempt saved meanwhile stays; and a job's queries do not grow with its pairs."""
+
+import json
 import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from base.long_tasks import JobStatus
-from corpus.models import Label, Pair, Split
+from corpus.labels import TWO_WAY_SCHEME
+from corpus.models import Dataset, Label, Pair, Split
 from model_annotators import services
-from model_annotators.labelling import CHUNK, pairs_to_label
+from model_annotators.clients import load_run_checkpoint
+from model_annotators.labelling import CHUNK, _labeller, pairs_to_label, run_labelling_job
 from model_annotators.models import (
+    AnnotatorKind,
     JobTask,
     LabellingJob,
     ModelAnnotator,
     ModelLabel,
+    Outcome,
     PromptVersion,
     TaskKind,
     WritingCheck,
 )
-from model_annotators.scope import asked_with, current_prompt
+from model_annotators.prompts import fill, with_data_notice
+from model_annotators.scope import CannotLabel, asked_with, current_prompt
 from tests import factories
 
 from .conftest import API_KEY, StandInServer, gold_pairs
+from .test_mutants_endpoint import Start, completion, scripted  # noqa: F401  (the fixture)
+from .test_mutants_writing_checks import run_annotator, written
 
 E, N, C = Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION
 
@@ -315,3 +338,324 @@ def test_a_failed_job_is_logged_with_its_id_and_the_traceback(stand_in, django_c
         (logging.ERROR, f"labelling job {job.pk} failed")
     ]
     assert failures[0].exc_info is not None
+
+
+# --- the labellers themselves: what each asks and the rows it hands the job ------------------------
+
+
+def two_way_endpoint(dataset: Dataset, url: str) -> ModelAnnotator:
+    annotator = services.register_endpoint(
+        dataset, name="two-way judge", base_url=f"{url}/v1", model_name="m", api_key=API_KEY, max_retries=0
+    )
+    ModelAnnotator.objects.filter(pk=annotator.pk).update(requests_per_minute=0)
+    annotator.refresh_from_db()
+    return annotator
+
+
+@pytest.mark.django_db
+def test_an_endpoint_labeller_asks_each_pair_its_prompt_and_reads_the_answer_in_the_datasets_words(
+    scripted: Start,  # noqa: F811
+) -> None:
+    url, seen = scripted(
+        [
+            (200, {}, completion(json.dumps({"label": "not-entailed", "reason": "The dog  is\nasleep."}))),
+            (200, {}, completion("no label at all")),
+        ]
+    )
+    dataset = factories.dataset("two-way-labelled", label_scheme=TWO_WAY_SCHEME)
+    first, second = written(dataset, [("A dog runs.", N), ("A dog naps.", E)])
+    annotator = two_way_endpoint(dataset, url)
+    prompt = current_prompt(annotator)
+    assert prompt is not None and prompt.task_kind == TaskKind.TWO_WAY
+
+    rows = _labeller(annotator)([first, second], "two_way-v1")
+
+    assert [request["body"]["messages"] for request in seen.requests] == [
+        [
+            {"role": "system", "content": with_data_notice(prompt.system)},
+            {"role": "user", "content": fill(prompt.template, pair.premise.text, pair.hypothesis)},
+        ]
+        for pair in (first, second)
+    ]
+    assert all(isinstance(row, ModelLabel) and row.pk is None for row in rows)  # unsaved: the job saves them
+    assert [(row.annotator, row.pair, row.asked_with) for row in rows] == [
+        (annotator, first, "two_way-v1"),
+        (annotator, second, "two_way-v1"),
+    ]
+    # "not-entailed" is a word of the two-way prompt only, stored as the core label.
+    assert [(row.outcome, row.label, row.reason) for row in rows] == [
+        (Outcome.LABELLED, N, "The dog is asleep."),
+        (Outcome.UNPARSEABLE, "", ""),
+    ]
+    assert rows[1].raw_answer == "no label at all" and rows[1].error != ""
+
+
+@pytest.mark.django_db
+def test_an_endpoint_without_a_labels_prompt_cannot_be_made_a_labeller() -> None:
+    dataset = factories.dataset("no-labels-prompt")
+    annotator = ModelAnnotator.objects.create(
+        name="writing only",
+        dataset=dataset,
+        kind=AnnotatorKind.ENDPOINT,
+        base_url="http://127.0.0.1:9/v1",
+        model_name="m",
+    )
+    PromptVersion.objects.create(annotator=annotator, task_kind=TaskKind.WRITING, version=1, system="s", template="t")
+
+    with pytest.raises(CannotLabel, match=r"^the annotator has no validation prompt$"):
+        _labeller(annotator)
+
+
+def timed_labelling(annotator: ModelAnnotator, pairs: list[Pair], key: str) -> tuple[list[ModelLabel], int]:
+    """The labeller's rows, and the milliseconds the whole call took as seen from outside it."""
+    labeller = _labeller(annotator)
+    started = time.monotonic()
+    rows = labeller(pairs, key)
+    return rows, int((time.monotonic() - started) * 1000)
+
+
+def long_pairs(dataset: Dataset, count: int) -> list[Pair]:
+    """Pairs whose premises are long enough that a run takes some milliseconds to read each."""
+    genre = factories.genre("fiction")
+    words = " ".join(f"w{i % 12}" for i in range(200_000))
+    return [
+        factories.pair(dataset, factories.premise(dataset, genre, text=f"{words} {n}"), [E], hypothesis=f"w{n} w3")
+        for n in range(count)
+    ]
+
+
+@pytest.mark.django_db
+def test_a_run_labels_each_pair_with_its_predicted_word_and_the_time_each_took(tmp_path: Path) -> None:
+    dataset = factories.dataset("run-labelled")
+    annotator = run_annotator(tmp_path, dataset, ["entailment", "neutral", "contradiction"])
+    pairs = long_pairs(dataset, 2)
+    assert annotator.training_run is not None
+    predicted = load_run_checkpoint(annotator.training_run).predict_many(
+        [(pair.premise.text, pair.hypothesis) for pair in pairs]
+    )
+
+    rows, outside_ms = timed_labelling(annotator, pairs, "run-7")
+
+    assert all(isinstance(row, ModelLabel) and row.pk is None for row in rows)
+    assert [(row.annotator, row.pair, row.asked_with) for row in rows] == [
+        (annotator, pairs[0], "run-7"),
+        (annotator, pairs[1], "run-7"),
+    ]
+    assert [(row.outcome, row.label, row.raw_answer) for row in rows] == [
+        (Outcome.LABELLED, word, word) for word in predicted
+    ]
+    # One reading of both pairs, its time shared out: each pair's part, never more than the whole.
+    assert len({row.latency_ms for row in rows}) == 1
+    assert all(isinstance(row.latency_ms, int) and row.latency_ms >= 1 for row in rows)
+    assert rows[0].latency_ms * len(rows) <= outside_ms
+
+
+@pytest.mark.django_db
+def test_a_runs_word_that_is_no_label_is_an_unparseable_label(tmp_path: Path) -> None:
+    dataset = factories.dataset("run-unlabelled")
+    annotator = run_annotator(tmp_path, dataset, ["maybe", "perhaps"])
+    (pair,) = gold_pairs(dataset, [E])
+
+    (row,) = _labeller(annotator)([pair], "run-8")
+
+    assert (row.annotator, row.pair, row.asked_with) == (annotator, pair, "run-8")
+    assert row.outcome == Outcome.UNPARSEABLE and row.label == "" and row.raw_answer in {"maybe", "perhaps"}
+
+
+@pytest.mark.django_db
+def test_a_run_annotators_job_labels_from_its_checkpoint_under_the_runs_key(
+    tmp_path: Path, django_capture_on_commit_callbacks
+) -> None:
+    dataset = factories.dataset("run-job")
+    annotator = run_annotator(tmp_path, dataset, ["entailment", "neutral", "contradiction"])
+    pairs = gold_pairs(dataset, [E, N, C])
+    assert annotator.training_run is not None
+    predicted = load_run_checkpoint(annotator.training_run).predict_many(
+        [(pair.premise.text, pair.hypothesis) for pair in pairs]
+    )
+
+    job = job_of(annotator, django_capture_on_commit_callbacks)
+
+    assert (job.status, job.pairs_total, job.pairs_done) == (JobStatus.DONE, 3, 3), job.error
+    stored = ModelLabel.objects.filter(annotator=annotator).order_by("pair_id")
+    assert [(row.pair_id, row.asked_with, row.label, row.raw_answer) for row in stored] == [
+        (pair.pk, f"run-{annotator.training_run_id}", word, word) for pair, word in zip(pairs, predicted, strict=True)
+    ]
+
+
+# --- the job's own bookkeeping, as the job page reads it while it works -----------------------------
+
+
+@pytest.mark.django_db
+def test_a_job_asks_the_endpoint_once_per_pair_lowest_first(
+    scripted: Start,  # noqa: F811
+    django_capture_on_commit_callbacks,
+) -> None:
+    url, seen = scripted([(200, {}, completion(json.dumps({"label": "entailment", "reason": "So it says."})))])
+    dataset = factories.dataset("asked-once")
+    pairs = gold_pairs(dataset, [E, N, C], hypotheses=["First one.", "Second one.", "Third one."])
+    moved_to_the_end(pairs[0])
+    annotator = services.register_endpoint(
+        dataset, name="asked once", base_url=f"{url}/v1", model_name="m", api_key=API_KEY, max_retries=0
+    )
+    ModelAnnotator.objects.filter(pk=annotator.pk).update(requests_per_minute=0)
+
+    job = job_of(annotator, django_capture_on_commit_callbacks)
+
+    assert (job.status, job.pairs_total, job.pairs_done) == (JobStatus.DONE, 3, 3), job.error
+    asked = [request["body"]["messages"][1]["content"] for request in seen.requests]
+    hypotheses = ["First one.", "Second one.", "Third one."]
+    # Each pair once, the lowest first, though the first pair's row now lies last in the table.
+    assert [hypothesis for text in asked for hypothesis in hypotheses if hypothesis in text] == hypotheses
+
+
+@pytest.mark.django_db
+def test_a_failed_job_taken_again_with_nothing_left_starts_its_count_from_zero(
+    stand_in, django_capture_on_commit_callbacks
+) -> None:
+    dataset = factories.dataset("taken-again")
+    gold_pairs(dataset, [E, N])
+    annotator = register(dataset, stand_in())
+    job_of(annotator, django_capture_on_commit_callbacks)
+    # An earlier attempt that died after counting some pairs: its row keeps its count and stage.
+    job = services.start_labelling(annotator)
+    LabellingJob.objects.filter(pk=job.pk).update(status=JobStatus.FAILED, pairs_done=2, stage="labelling")
+
+    again = run_labelling_job(job.pk)
+
+    assert again is not None
+    assert (again.status, again.pairs_total, again.pairs_done, again.progress) == (JobStatus.DONE, 0, 0, 1.0)
+
+
+Seen_job = list[dict[str, Any]]
+
+
+@pytest.fixture
+def observing() -> Iterator[Callable[[Callable[[], dict[str, Any]]], tuple[str, Seen_job]]]:
+    """A loopback chat server that, as each request arrives, records what `look` reads then (from its
+    own database connection, closed after), and answers "entailment"; stopped after the test."""
+    started: list[ThreadingHTTPServer] = []
+
+    def start(look: Callable[[], dict[str, Any]]) -> tuple[str, Seen_job]:
+        seen: Seen_job = []
+        body = completion(json.dumps({"label": "entailment", "reason": "So it says."}))
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    seen.append(look())
+                finally:
+                    connection.close()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        started.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}", seen
+
+    yield start
+    for server in started:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_while_a_job_labels_its_row_shows_the_stage_and_the_chunks_done_so_far(
+    observing: Callable[[Callable[[], dict[str, Any]]], tuple[str, Seen_job]],
+) -> None:
+    dataset = factories.dataset("watched")
+    pairs = gold_pairs(dataset, [E] * (CHUNK + 1))
+    jobs: list[int] = []
+
+    def look() -> dict[str, Any]:
+        return dict(
+            LabellingJob.objects.filter(pk__in=jobs).values("stage", "pairs_total", "pairs_done", "progress")[0]
+        )
+
+    url, seen = observing(look)
+    annotator = services.register_endpoint(
+        dataset, name="watched llm", base_url=f"{url}/v1", model_name="m", api_key=API_KEY, max_retries=0
+    )
+    ModelAnnotator.objects.filter(pk=annotator.pk).update(requests_per_minute=0)
+    # Pending, with an earlier attempt's count on the row: the new attempt starts its own.
+    job = LabellingJob.objects.create(annotator=annotator, scope="calibration", pairs_done=7, progress=0.5)
+    jobs.append(job.pk)
+
+    done = run_labelling_job(job.pk)
+
+    assert done is not None
+    assert (done.status, done.pairs_done) == (JobStatus.DONE, CHUNK + 1), done.error
+    total = len(pairs)
+    assert seen[0] == {"stage": "labelling", "pairs_total": total, "pairs_done": 0, "progress": 0.0}
+    assert seen[CHUNK - 1] == seen[0]
+    assert seen[CHUNK] == {"stage": "labelling", "pairs_total": total, "pairs_done": CHUNK, "progress": CHUNK / total}
+    assert len(seen) == total
+
+
+def queries_of_a_job(server: StandInServer, pairs: int, task: str, django_capture_on_commit_callbacks) -> int:
+    dataset = factories.dataset(f"counted-{task}-{pairs}")
+    gold_pairs(dataset, [E] * pairs)
+    annotator = register(dataset, server)
+    with CaptureQueriesContext(connection) as queries:
+        job = job_of(annotator, django_capture_on_commit_callbacks, scope="all", task=task)
+    assert (job.status, job.pairs_done) == (JobStatus.DONE, pairs), job.error
+    return len(queries)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("task", [JobTask.LABELS, JobTask.WRITING_CHECKS])
+def test_a_jobs_queries_do_not_grow_with_its_pairs(task: str, stand_in, django_capture_on_commit_callbacks) -> None:
+    server = stand_in()
+
+    one = queries_of_a_job(server, 1, task, django_capture_on_commit_callbacks)
+    four = queries_of_a_job(server, 4, task, django_capture_on_commit_callbacks)
+
+    assert four == one
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_another_attempt_saved_meanwhile_stays_and_the_job_still_ends_done(
+    observing: Callable[[Callable[[], dict[str, Any]]], tuple[str, Seen_job]],
+) -> None:
+    """The reaper may restart a job whose first process still lives: both save the same pair."""
+    dataset = factories.dataset("saved-twice")
+    first, second = gold_pairs(dataset, [E, N])
+    made: list[ModelAnnotator] = []
+
+    def earlier_attempt_saves_the_first_pair() -> dict[str, Any]:
+        ModelLabel.objects.get_or_create(
+            annotator=made[0],
+            pair=first,
+            asked_with="validation-v1",
+            defaults={"outcome": Outcome.LABELLED, "label": C, "raw_answer": "the earlier attempt's"},
+        )
+        return {}
+
+    url, _ = observing(earlier_attempt_saves_the_first_pair)
+    annotator = services.register_endpoint(
+        dataset, name="saved twice", base_url=f"{url}/v1", model_name="m", api_key=API_KEY, max_retries=0
+    )
+    ModelAnnotator.objects.filter(pk=annotator.pk).update(requests_per_minute=0)
+    made.append(annotator)
+    assert asked_with(annotator) == "validation-v1"
+    job = LabellingJob.objects.create(annotator=annotator, scope="calibration")
+
+    done = run_labelling_job(job.pk)
+
+    assert done is not None
+    assert (done.status, done.pairs_done) == (JobStatus.DONE, 2), done.error
+    rows = ModelLabel.objects.filter(annotator=annotator).order_by("pair_id")
+    assert [(row.pair_id, row.label, row.raw_answer) for row in rows] == [
+        (first.pk, C, "the earlier attempt's"),
+        (second.pk, E, json.dumps({"label": "entailment", "reason": "So it says."})),
+    ]
