@@ -18,9 +18,10 @@ from crowd.holds import HoldRenewal, record_no_task
 from crowd.models import ClaimStatus
 from tests import factories
 from tests.present import present
-from validation import batch_claims, holds
-from validation.models import ValidationClaim
+from validation import batch_claims, holds, premise_labels
+from validation.models import PREMISE_LABELS_PER_PAIR, PremiseLabelClaim, PremisePair, ValidationClaim
 
+from .premise_helpers import make_items
 from .test_mutants_batch_claims import a_study, visit
 from .validation_factories import make_pair
 
@@ -147,3 +148,29 @@ def test_a_renewal_that_keeps_the_hold_as_it_was_writes_no_pair(claimed: tuple[W
         assert renew(worker, batch).outcome is HoldRenewal.UNCHANGED
     pair_table = Pair._meta.db_table
     assert not [q["sql"] for q in queries.captured_queries if q["sql"].startswith(f'UPDATE "{pair_table}"')]
+
+
+def test_an_expired_premise_batch_whose_premise_filled_up_does_not_come_back(make_worker: Any) -> None:
+    # Premise-label claims have no catch trials: every one of them asks its premise pair for room.
+    make_items(3)
+    worker = make_worker()
+    batch = present(premise_labels.claim_premise_batch(worker))
+    claims = PremiseLabelClaim.objects.filter(batch=batch)
+    claims.update(expires_at=timezone.now() - timedelta(seconds=1), status=ClaimStatus.EXPIRED)
+    taken = claims.order_by("id")[0].premise_pair_id
+    PremisePair.objects.filter(pk=taken).update(label_count=PREMISE_LABELS_PER_PAIR)
+    renewed = present(holds.renew_batch(worker, batch, premise_labels.PREMISE_CLAIMS))
+    assert renewed.outcome is HoldRenewal.TAKEN
+    assert all(claim.status == ClaimStatus.EXPIRED for claim in claims)
+
+
+def test_an_expired_premise_batch_with_room_comes_back(make_worker: Any) -> None:
+    make_items(3)
+    worker = make_worker()
+    batch = present(premise_labels.claim_premise_batch(worker))
+    claims = PremiseLabelClaim.objects.filter(batch=batch)
+    claims.update(expires_at=timezone.now() - timedelta(seconds=1), status=ClaimStatus.EXPIRED)
+    taken = claims.order_by("id")[0].premise_pair_id
+    PremisePair.objects.filter(pk=taken).update(label_count=PREMISE_LABELS_PER_PAIR - 1)
+    assert present(holds.renew_batch(worker, batch, premise_labels.PREMISE_CLAIMS)).outcome is HoldRenewal.TAKEN_BACK
+    assert all(claim.status == ClaimStatus.OPEN for claim in claims)
