@@ -150,7 +150,11 @@ def counted_labels(dataset: Dataset) -> "pd.DataFrame":
 
 
 def _stage(run: AggregationRun, stage: str, progress: float) -> None:
-    AggregationRun.objects.filter(pk=run.pk).update(stage=stage, progress=min(progress, 0.99))
+    # Only while the run is still this process's (as `_fit_claimed`'s `held`): after a restart by
+    # the reaper the page shows the restart's stage, not this stale fit's.
+    AggregationRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING, restarts=run.restarts).update(
+        stage=stage, progress=min(progress, 0.99)
+    )
 
 
 def run_aggregation(run_id: int) -> AggregationRun | None:

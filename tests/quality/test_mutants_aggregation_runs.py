@@ -5,20 +5,28 @@ and difference and every worker's skill, label count and confusion as the models
 run's counts and figures, a run that fails with its reason and its progress where it stopped, and
 the dashboard's reads in their order."""
 
+import logging
+import random
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
 from django.utils import timezone
+from pytest_django import DjangoAssertNumQueries
 
 from audit.models import AuditEntry
 from base.long_tasks import JobStatus
+from bench.gold_flip_replay import BOT_PREFIX, label_table, read_pairs
 from corpus.labels import NO_GOLD
-from corpus.models import Dataset, Pair, ValidationLabel, Worker
+from corpus.models import Dataset, Pair, Premise, ValidationLabel, Worker
 from crowd.models import Study, TaskKind
 from quality import aggregation, aggregation_runs
-from quality.models import AggregatedLabel, AggregationRun, WorkerEstimate
+from quality.models import AggregatedLabel, AggregationRun, CorrelatedWorkerGroup, GroupDecidedPair, WorkerEstimate
 from tests import factories
+from tests.conftest import shared_file
+from tests.quality.test_correlated_errors import load_into_database
 
 pytestmark = pytest.mark.django_db
 
@@ -411,3 +419,229 @@ def test_the_workers_rank_by_skill_then_id_up_to_the_limit(make_worker):
     assert [estimate.worker for estimate in aggregation_runs.ranked_workers(run, limit=2)] == workers[1:4:2]
     assert [estimate.worker for estimate in aggregation_runs.ranked_workers(run, "mace")] == [workers[0]]
     assert len(aggregation_runs.ranked_workers(run, limit=200)) == 4
+
+
+# --- what the dashboard sees while a run works, and the run's timings ------------------------------------
+
+Labelled = tuple[Dataset, list[Worker], Worker, Worker, Pair, Pair, Pair]
+
+
+def record_stage_changes(run: AggregationRun) -> None:
+    """Every change of the run's stage or progress, as another reader would poll it, kept in a table
+    by a trigger (made in the test's transaction, so it goes with it)."""
+    table = AggregationRun._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE seen_stages (id serial PRIMARY KEY, stage text, progress double precision)")
+        cursor.execute(
+            """CREATE FUNCTION record_seen_stage() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.stage IS DISTINCT FROM OLD.stage OR NEW.progress IS DISTINCT FROM OLD.progress THEN
+                    INSERT INTO seen_stages (stage, progress) VALUES (NEW.stage, NEW.progress);
+                END IF;
+                RETURN NEW;
+            END $$"""
+        )
+        cursor.execute(
+            f"CREATE TRIGGER record_seen_stage AFTER UPDATE ON {table} FOR EACH ROW "
+            f"WHEN (NEW.id = {int(run.pk)}) EXECUTE FUNCTION record_seen_stage()"
+        )
+
+
+def seen_stages() -> list[tuple[str, float]]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT stage, progress FROM seen_stages ORDER BY id")
+        return [(stage, round(progress, 6)) for stage, progress in cursor.fetchall()]
+
+
+def test_a_run_shows_each_stage_in_order_with_its_progress(labelled: Labelled) -> None:
+    dataset, *_ = labelled
+    run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene", "mace"])
+    record_stage_changes(run)
+    aggregation_runs.run_aggregation(run.pk)
+    assert seen_stages() == [
+        ("reading labels", 0.0),
+        ("fitting dawid_skene", 0.1),
+        ("fitting mace", 0.45),
+        ("checking correlated errors", 0.8),
+        ("saving results", 0.85),
+        ("", 1.0),
+    ]
+
+
+def test_a_runs_timings_are_hundredths_of_a_second_within_the_run(labelled: Labelled) -> None:
+    """Each timing the run stores is a duration measured inside the run: not negative, no longer
+    than the run's own span from start to finish, and rounded to hundredths of a second."""
+    dataset, *_ = labelled
+    run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene", "mace"])
+    aggregation_runs.run_aggregation(run.pk)
+    run.refresh_from_db()
+    assert run.started_at is not None and run.finished_at is not None
+    span = (run.finished_at - run.started_at).total_seconds()
+    timings = [
+        run.figures["timing"]["read_seconds"],
+        run.figures["timing"]["write_seconds"],
+        run.figures["dawid_skene"]["seconds"],
+        run.figures["mace"]["seconds"],
+    ]
+    for seconds in timings:
+        assert 0 <= seconds <= span + 0.01
+        assert seconds == round(seconds, 2)
+    assert sum(timings) <= span + 0.04
+
+
+# --- a run the reaper restarted, what the caller gets back ----------------------
+
+
+def test_a_run_restarted_while_this_process_fitted_it_keeps_none_of_its_results(
+    labelled: Labelled, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The reaper restarted the run (its `restarts` counted up) while this process still fitted the
+    older holding: the process writes no pair, worker or outcome over the restart's and says so."""
+    dataset, *_ = labelled
+    run = AggregationRun.objects.create(
+        dataset=dataset,
+        methods=["dawid_skene"],
+        status=JobStatus.RUNNING,
+        restarts=1,
+        figures={"kept": 1},
+        stage="reading labels",
+        progress=0.0,
+    )
+    stale = AggregationRun.objects.get(pk=run.pk)
+    stale.restarts = 0
+    with caplog.at_level(logging.WARNING, logger="quality.aggregation_runs"):
+        assert aggregation_runs._fit_claimed(stale) is None
+    run.refresh_from_db()
+    # Nor its stages: the restart's page shows the restart's own stage, not the stale fit's.
+    assert (run.status, run.restarts, run.figures, run.error, run.finished_at, run.stage, run.progress) == (
+        JobStatus.RUNNING,
+        1,
+        {"kept": 1},
+        "",
+        None,
+        "reading labels",
+        0.0,
+    )
+    assert not AggregatedLabel.objects.filter(run=run).exists() and not WorkerEstimate.objects.exists()
+    warnings = [record for record in caplog.records if record.name == "quality.aggregation_runs"]
+    assert [(record.levelno, record.getMessage()) for record in warnings] == [
+        (
+            logging.WARNING,
+            f"aggregation run {run.pk} was started again by the reaper; this process's results were dropped",
+        )
+    ]
+
+
+def test_the_run_returned_carries_the_figures_it_stored(labelled: Labelled) -> None:
+    dataset, *_ = labelled
+    run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"])
+    done = aggregation_runs.run_aggregation(run.pk)
+    assert done is not None
+    assert done.figures == AggregationRun.objects.get(pk=run.pk).figures
+    assert done.figures["stopped_confident"] == 0 and done.figures["dawid_skene"]["pairs"] == 10
+
+
+def test_the_majority_vote_neither_overrules_nor_resolves_its_own_gold(labelled: Labelled) -> None:
+    """Where the 5 labels give no gold the majority vote declines too ("-" = "-"): no difference,
+    so nothing resolved, not even the split pair."""
+    dataset, *_, split, _, _ = labelled
+    run = AggregationRun.objects.create(dataset=dataset, methods=["majority_vote"])
+    aggregation_runs.run_aggregation(run.pk)
+    run.refresh_from_db()
+    figures = dict(run.figures["majority_vote"])
+    figures.pop("seconds")
+    assert figures == {"skill_meaning": "", "pairs": 10, "agree_with_gold": 10, "overrules": 0, "resolves": 0}
+    declined = AggregatedLabel.objects.get(run=run, method="majority_vote", pair=split)
+    assert (declined.label, declined.gold_label, declined.differs) == (NO_GOLD, NO_GOLD, False)
+
+
+def test_each_worker_estimate_counts_that_workers_own_labels(make_worker: Callable[..., Worker]) -> None:
+    """Workers who labelled different numbers of pairs: each estimate says how many were that
+    worker's; the anonymous imported labels count in the run's labels but not as workers."""
+    dataset = factories.dataset("uneven")
+    often, sometimes, rarely = (make_worker(username=name) for name in ("often", "sometimes", "rarely"))
+    for labels, validators in (
+        ([E, E, E], [sometimes, rarely]),
+        ([N, N, N], [sometimes, rarely]),
+        ([C, C], [sometimes]),
+        ([E, E], []),
+        ([N, C], []),
+    ):
+        factories.pair(dataset, factories.premise(dataset), labels, author=often, validators=validators)
+    run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene", "mace"])
+    aggregation_runs.run_aggregation(run.pk)
+    run.refresh_from_db()
+    assert run.status == JobStatus.DONE, run.error
+    assert (run.pair_count, run.label_count, run.worker_count) == (5, 12, 3)
+    for method in ("dawid_skene", "mace"):
+        counts = dict(WorkerEstimate.objects.filter(run=run, method=method).values_list("worker_id", "labels"))
+        assert counts == {often.pk: 5, sometimes.pk: 3, rarely.pk: 2}
+
+
+def test_the_ranked_workers_come_with_their_users_in_one_query(
+    make_worker: Callable[..., Worker], django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
+    dataset = factories.dataset("ranked-users")
+    run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"])
+    for index, skill in enumerate([0.2, 0.8, 0.5]):
+        WorkerEstimate.objects.create(
+            run=run, method="dawid_skene", worker=make_worker(username=f"shown{index}"), skill=skill, labels=2
+        )
+    with django_assert_num_queries(1):
+        names = [estimate.worker.user.username for estimate in aggregation_runs.ranked_workers(run)]
+    assert names == ["shown1", "shown2", "shown0"]
+
+
+def test_the_ranked_workers_are_the_runs_own_of_its_method_ties_by_worker(make_worker: Callable[..., Worker]) -> None:
+    """Another run's estimates and another method's are not this ranking's; equal skills go by
+    worker id, whatever order their rows were written in."""
+    dataset = factories.dataset("ranked-own")
+    run, other = (AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"]) for _ in range(2))
+    workers = [make_worker(username=f"tied{index}") for index in range(3)]
+    for worker in reversed(workers):
+        WorkerEstimate.objects.create(run=run, method="dawid_skene", worker=worker, skill=0.5, labels=2)
+    outsider = make_worker(username="outsider")
+    WorkerEstimate.objects.create(run=other, method="dawid_skene", worker=outsider, skill=0.9, labels=2)
+    WorkerEstimate.objects.create(run=run, method="glad", worker=outsider, skill=0.9, labels=2)
+    ranked = aggregation_runs.ranked_workers(run)
+    assert [estimate.worker_id for estimate in ranked] == [worker.pk for worker in workers]
+
+
+def test_equally_confident_disagreements_follow_the_pair_order_whatever_order_they_were_stored(
+    labelled: Labelled,
+) -> None:
+    """Ties in posterior go by pair, however the rows, their pairs and the pairs' premises lie in
+    their tables (each rewritten here in an order of its own, none of them the pairs' order), and
+    also where PostgreSQL reads the tables rather than the index of disagreements (as it may on a
+    large run), so the order comes from the query and not from the index."""
+    dataset, *_ = labelled
+    pairs = list(Pair.objects.filter(dataset=dataset).order_by("pk"))
+    run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"])
+    shuffled = random.Random(7)
+    for pair in shuffled.sample(pairs, len(pairs)):
+        Pair.objects.filter(pk=pair.pk).update(hypothesis=f"{pair.hypothesis} (rewritten)")
+    for pair in shuffled.sample(pairs, len(pairs)):
+        Premise.objects.filter(pk=pair.premise_id).update(text=f"{pair.premise.text} (rewritten)")
+    for pair in shuffled.sample(pairs, len(pairs)):
+        stored(run, "dawid_skene", pair, 0.75, True)
+    assert [row.pair_id for row in aggregation_runs.disagreements(run)] == [pair.pk for pair in pairs]
+    with connection.cursor() as cursor:  # until the test's transaction ends
+        cursor.execute("SET LOCAL enable_indexscan = off")
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+    assert [row.pair_id for row in aggregation_runs.disagreements(run)] == [pair.pk for pair in pairs]
+
+
+def test_a_correlated_group_the_run_finds_is_stored_as_the_runs(make_worker: Callable[..., Worker]) -> None:
+    """100 SNLI dev pairs labelled by six honest ids and two that share a rule (the replay's
+    seeded table): the group the run finds is written with the run, and its figures say so."""
+    pairs = read_pairs(shared_file("snli_1.0_dev.jsonl"), limit=100)
+    data = label_table(pairs, 0.3, seed=0, honest=6, bots=2)
+    dataset, _, workers = load_into_database(pairs, data, make_worker)
+    run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"])
+    aggregation_runs.run_aggregation(run.pk)
+    run.refresh_from_db()
+    assert run.status == JobStatus.DONE, run.error
+    (group,) = CorrelatedWorkerGroup.objects.filter(run=run)
+    assert set(group.members.values_list("pk", flat=True)) == {workers[f"{BOT_PREFIX}{n}"].pk for n in range(2)}
+    assert run.figures["correlated"]["groups"] == 1
+    assert run.figures["correlated"]["pairs_to_adjudicate"] == GroupDecidedPair.objects.filter(run=run).count()
