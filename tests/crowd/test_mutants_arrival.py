@@ -5,6 +5,7 @@ of a market id, and which study session a request carries."""
 import threading
 import time
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
@@ -15,10 +16,21 @@ from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from corpus.models import Market, Worker
+from annotation_site.wiring import CLAIM_MODELS
+from collection.models import WritingClaim
+from corpus.models import Market, Premise, Worker
 from crowd import arrival
-from crowd.models import DeviceSighting, LinkReason, Study, StudySession, WorkerLink
-from tests.collection.writing_helpers import make_study, writing_setup
+from crowd.models import (
+    ClaimStatus,
+    DeviceSighting,
+    LinkReason,
+    MarketCheck,
+    Study,
+    StudySession,
+    TaskKind,
+    WorkerLink,
+)
+from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 
 pytestmark = pytest.mark.django_db
 
@@ -132,6 +144,8 @@ def test_an_account_name_fits_the_username_column_with_its_suffix() -> None:
     suffixed = arrival._username("prolific", long_id, 12)
     assert len(suffixed) == 150 and suffixed == f"prolific-{long_id}"[:147] + "~12"
     assert arrival._username("mturk", "A1", 1) == "mturk-A1~1"
+    # Without an attempt, the plain name: the first one tried.
+    assert arrival._username("mturk", "A1") == "mturk-A1"
 
 
 def request_with(user: User | AnonymousUser, session_id: int | None) -> HttpRequest:
@@ -352,3 +366,248 @@ def test_an_arrival_whose_account_names_are_taken_meanwhile_three_times_is_asked
     assert set(User.objects.filter(username__startswith="prolific-P-BUSY").values_list("username", flat=True)) == set(
         names
     )
+
+
+def test_a_prolific_link_becomes_its_ids_without_a_posting_address() -> None:
+    params = {"PROLIFIC_PID": " P1 ", "STUDY_ID": "S1", "SESSION_ID": "X1", "turkSubmitTo": "https://www.mturk.com"}
+    assert arrival.parse_arrival(params) == arrival.Arrival(Market.PROLIFIC, "P1", "S1", "X1", "")
+
+
+def test_a_turk_link_keeps_only_a_turk_posting_address() -> None:
+    ids = {"workerId": "W1", "hitId": "H1", "assignmentId": "A1"}
+    posting = arrival.parse_arrival({**ids, "turkSubmitTo": "https://workersandbox.mturk.com/"})
+    assert posting == arrival.Arrival(Market.MTURK, "W1", "H1", "A1", "https://workersandbox.mturk.com")
+    assert arrival.parse_arrival({**ids, "turkSubmitTo": "https://www.mturk.com"}).turk_submit_to == (
+        "https://www.mturk.com"
+    )
+    assert arrival.parse_arrival({**ids, "turkSubmitTo": "https://evil.example"}).turk_submit_to == ""
+    assert arrival.parse_arrival({**ids, "turkSubmitTo": "https://www.mturk.comX"}).turk_submit_to == ""
+    assert arrival.parse_arrival(ids).turk_submit_to == ""
+
+
+def test_a_link_with_missing_or_malformed_ids_names_each_problem() -> None:
+    with pytest.raises(arrival.ArrivalError) as refused:
+        arrival.parse_arrival({"PROLIFIC_PID": "P1", "STUDY_ID": "<b>", "SESSION_ID": " "})
+    assert str(refused.value) == "STUDY_ID is not a valid id; SESSION_ID is missing."
+    with pytest.raises(arrival.ArrivalError) as refused:
+        arrival.parse_arrival({"workerId": "W1"})
+    assert str(refused.value) == "hitId is missing; assignmentId is missing."
+
+
+def test_a_link_without_ids_says_where_to_open_the_study() -> None:
+    with pytest.raises(arrival.ArrivalError) as refused:
+        arrival.parse_arrival({"PROLIFIC_PID": "", "other": "x"})
+    assert str(refused.value) == (
+        "This link carries no worker ids. Please open the study from Prolific "
+        "(PROLIFIC_PID, STUDY_ID, SESSION_ID) or Mechanical Turk (workerId, assignmentId, hitId)."
+    )
+
+
+def test_only_turks_placeholder_assignment_is_a_preview() -> None:
+    assert arrival.is_mturk_preview({"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"}) is True
+    assert arrival.is_mturk_preview({"assignmentId": "A1"}) is False
+    assert arrival.is_mturk_preview({}) is False
+
+
+def test_a_study_pays_by_task_or_by_catch_bonus(study) -> None:
+    assert arrival.is_paid(study) is False
+    study.payment_per_task = Decimal("0.01")
+    assert arrival.is_paid(study) is True
+    study.payment_per_task = Decimal("0")
+    study.bonus_per_catch_match = Decimal("0.01")
+    assert arrival.is_paid(study) is True
+    study.bonus_per_catch_match = None
+    study.payment_per_task = None
+    assert arrival.is_paid(study) is False
+
+
+def test_a_paid_study_with_unverified_ids_is_refused_its_launch(study) -> None:
+    study.payment_per_task = Decimal("1")
+    assert arrival.ids_verified(study, market_confirms=False) is False
+    assert arrival.launch_refusal(study, market_confirms=False) == arrival.LAUNCH_REFUSED
+    assert arrival.ids_verified(study, market_confirms=True) is True
+    assert arrival.launch_refusal(study, market_confirms=True) is None
+    study.require_signed_link = True
+    assert arrival.ids_verified(study, market_confirms=False) is True
+    assert arrival.launch_refusal(study, market_confirms=False) is None
+    study.require_signed_link = False
+    study.open_link_unverified = True
+    assert arrival.launch_refusal(study, market_confirms=False) is None
+    study.open_link_unverified = False
+    study.payment_per_task = Decimal("0")
+    assert arrival.launch_refusal(study, market_confirms=False) is None
+
+
+def test_a_signed_study_takes_only_its_own_signature(study) -> None:
+    arrival.check_link_signature(study, {})
+    study.require_signed_link = True
+    arrival.check_link_signature(study, {"sig": study.link_signature()})
+    for params in ({}, {"sig": "0" * 16}):
+        with pytest.raises(arrival.ArrivalError) as refused:
+            arrival.check_link_signature(study, params)
+        assert str(refused.value) == (
+            "This study link is not signed correctly. Please open it again from the crowd platform."
+        )
+
+
+def test_an_open_link_id_is_bound_to_the_browser_it_first_came_from(make_worker, study) -> None:
+    worker = make_worker(market=Market.PROLIFIC, external_id="P1")
+    DeviceSighting.objects.create(worker=worker, device="first-browser")
+    make_worker(market=Market.PROLIFIC, external_id="NO-BROWSER")
+    assert arrival.bound_to_another_browser(study, visit(Market.PROLIFIC, "P1"), "other-browser") is False
+    study.open_link_unverified = True
+    assert arrival.bound_to_another_browser(study, visit(Market.PROLIFIC, "P1"), "other-browser") is True
+    assert arrival.bound_to_another_browser(study, visit(Market.PROLIFIC, "P1"), "first-browser") is False
+    assert arrival.bound_to_another_browser(study, visit(Market.MTURK, "P1"), "other-browser") is False
+    assert arrival.bound_to_another_browser(study, visit(Market.PROLIFIC, "NO-BROWSER"), "other-browser") is False
+
+
+def test_ids_presenting_one_market_session_or_named_by_its_record_are_linked(make_worker, study) -> None:
+    me = make_worker(market=Market.PROLIFIC, external_id="ME")
+    same_session = make_worker(market=Market.PROLIFIC, external_id="SAME")
+    other_market = make_worker(market=Market.MTURK, external_id="TURK")
+    named_me = make_worker(market=Market.PROLIFIC, external_id="NAMED")
+    named_on_turk = make_worker(market=Market.MTURK, external_id="NAMED-TURK")
+    mine = StudySession.objects.create(study=study, worker=me, external_session_id="S1")
+    StudySession.objects.create(study=study, worker=same_session, external_session_id="S1")
+    StudySession.objects.create(study=study, worker=other_market, external_session_id="S1")
+    StudySession.objects.create(study=study, worker=named_me, external_session_id="S2", market_participant_id="ME")
+    StudySession.objects.create(study=study, worker=named_on_turk, external_session_id="S3", market_participant_id="ME")
+    StudySession.objects.create(study=study, worker=me, external_session_id="S4", market_participant_id="ME")
+    unrelated = make_worker(market=Market.PROLIFIC, external_id="UNRELATED")
+    StudySession.objects.create(
+        study=study, worker=unrelated, external_session_id="S5", market_participant_id="SOMEONE"
+    )
+    assert arrival.link_same_market_session(mine) == 2
+    assert links() == {
+        (me.pk, same_session.pk, LinkReason.SAME_MARKET_SESSION),
+        (same_session.pk, me.pk, LinkReason.SAME_MARKET_SESSION),
+        (me.pk, named_me.pk, LinkReason.MARKET_RECORD),
+        (named_me.pk, me.pk, LinkReason.MARKET_RECORD),
+    }
+    assert arrival.link_same_market_session(mine) == 0
+
+
+def test_sessions_without_a_market_session_id_are_not_one_visit(make_worker, study) -> None:
+    me = make_worker(market=Market.PROLIFIC, external_id="")
+    other = make_worker(market=Market.PROLIFIC, external_id="OTHER")
+    mine = StudySession.objects.create(study=study, worker=me, external_session_id="")
+    StudySession.objects.create(study=study, worker=other, external_session_id="", market_participant_id="")
+    assert arrival.link_same_market_session(mine) == 0
+    assert links() == set()
+
+
+def test_a_first_visit_remembers_its_browser_and_ids(study) -> None:
+    link = arrival.Arrival(Market.PROLIFIC, "P1", "STUDY-1", "SESSION-1")
+    started = arrival.start_study_session(study, link, claim_models=(), device="first-browser")
+    started.session.refresh_from_db()
+    assert started.released_claims == 0
+    assert (started.session.external_study_id, started.session.external_session_id, started.session.device) == (
+        "STUDY-1",
+        "SESSION-1",
+        "first-browser",
+    )
+    assert started.session.worker.external_id == "P1"
+    again = arrival.start_study_session(study, link, claim_models=(), device="second-browser")
+    again.session.refresh_from_db()
+    assert again.session.pk == started.session.pk and again.session.device == "first-browser"
+
+
+def test_a_return_with_a_new_turk_address_updates_the_session(study) -> None:
+    link = arrival.Arrival(Market.MTURK, "A1", "HIT1", "ASSIGN1", turk_submit_to="https://www.mturk.com")
+    first = arrival.start_study_session(study, link, claim_models=()).session
+    moved = arrival.Arrival(Market.MTURK, "A1", "HIT1", "ASSIGN1", turk_submit_to="https://workersandbox.mturk.com")
+    arrival.start_study_session(study, moved, claim_models=())
+    first.refresh_from_db()
+    assert first.turk_submit_to == "https://workersandbox.mturk.com"
+
+
+def hold(worker: Worker, premise: Premise, session: StudySession | None, *, expired: bool = False) -> WritingClaim:
+    moment = timezone.now() + (timedelta(hours=-1) if expired else timedelta(hours=1))
+    return WritingClaim.objects.create(worker=worker, premise=premise, study_session=session, expires_at=moment)
+
+
+def statuses(*claims: WritingClaim) -> list[str]:
+    return [WritingClaim.objects.get(pk=claim.pk).status for claim in claims]
+
+
+def test_releasing_claims_spares_this_session_expired_claims_and_other_workers(make_worker) -> None:
+    dataset, genre = writing_setup()
+    study = make_study(dataset)
+    premises = add_premises(dataset, genre, 5)
+    # A worker holds one open writing claim at a time: one worker per claim, the filter names four.
+    workers = [make_worker() for _ in premises]
+    here = StudySession.objects.create(study=study, worker=workers[2], external_session_id="here")
+    earlier = StudySession.objects.create(study=study, worker=workers[0], external_session_id="earlier")
+    carried = hold(workers[0], premises[0], earlier)
+    sessionless = hold(workers[1], premises[1], None)
+    kept_here = hold(workers[2], premises[2], here)
+    expired = hold(workers[3], premises[3], earlier, expired=True)
+    others = hold(workers[4], premises[4], earlier)
+    everything = (carried, sessionless, kept_here, expired, others)
+    mine = [worker.pk for worker in workers[:4]]
+    models = (WritingClaim,)
+    assert arrival.release_open_claims(models, on_teams=[dataset.team_id + 1000], worker__in=mine) == 0
+    assert statuses(*everything) == [ClaimStatus.OPEN] * 5
+    # Every claim model's releases count, the writing claims' (the first model) as the others'.
+    released = arrival.release_open_claims(
+        CLAIM_MODELS, on_teams=[dataset.team_id], exclude_session=here, worker__in=mine
+    )
+    assert released == 2
+    assert statuses(*everything) == [
+        ClaimStatus.RELEASED,
+        ClaimStatus.RELEASED,
+        ClaimStatus.OPEN,
+        ClaimStatus.OPEN,
+        ClaimStatus.OPEN,
+    ]
+    assert arrival.release_open_claims(models, worker__in=mine) == 1
+    assert statuses(kept_here, others) == [ClaimStatus.RELEASED, ClaimStatus.OPEN]
+
+
+def test_opening_another_session_releases_the_claims_of_the_earlier_one(make_worker) -> None:
+    dataset, genre = writing_setup()
+    study = make_study(dataset)
+    first, second = add_premises(dataset, genre, 2)
+    link = arrival.Arrival(Market.PROLIFIC, "P1", "STUDY", "SESSION-1")
+    started = arrival.start_study_session(study, link, claim_models=(WritingClaim,))
+    worker = started.session.worker
+    mine = hold(worker, first, started.session)
+    stranger = hold(make_worker(), second, None)
+    assert arrival.start_study_session(study, link, claim_models=(WritingClaim,)).released_claims == 0
+    moved = arrival.start_study_session(
+        study, arrival.Arrival(Market.PROLIFIC, "P1", "STUDY", "SESSION-2"), claim_models=(WritingClaim,)
+    )
+    assert moved.released_claims == 1 and moved.session.pk != started.session.pk
+    assert statuses(mine, stranger) == [ClaimStatus.RELEASED, ClaimStatus.OPEN]
+
+
+def test_only_a_session_no_market_vouched_for_or_refused_is_announced(study) -> None:
+    heard: list[tuple[object, StudySession]] = []
+
+    def listen(sender: object, session: StudySession, **_: object) -> None:
+        heard.append((sender, session))
+
+    arrival.session_arrived.connect(listen)
+    try:
+        link = arrival.Arrival(Market.PROLIFIC, "P1", "STUDY", "SESSION-1")
+        started = arrival.start_study_session(study, link, claim_models=()).session
+        assert heard == [(StudySession, started)]
+        StudySession.objects.filter(pk=started.pk).update(market_check=MarketCheck.PENDING)
+        arrival.start_study_session(study, link, claim_models=())
+        StudySession.objects.filter(pk=started.pk).update(market_check=MarketCheck.VOUCHED)
+        arrival.start_study_session(study, link, claim_models=())
+        StudySession.objects.filter(pk=started.pk).update(market_check=MarketCheck.REFUSED)
+        arrival.start_study_session(study, link, claim_models=())
+    finally:
+        arrival.session_arrived.disconnect(listen)
+    assert heard == [(StudySession, started), (StudySession, started)]
+
+
+def test_a_session_of_another_worker_or_another_task_kind_is_not_the_requests(make_worker, study) -> None:
+    worker = make_worker(market=Market.PROLIFIC, external_id="P1")
+    stranger = make_worker(market=Market.PROLIFIC, external_id="P2")
+    session = StudySession.objects.create(study=study, worker=worker, external_session_id="a")
+    assert arrival.current_study_session(request_with(stranger.user, session.pk)) is None
+    assert arrival.current_study_session(request_with(worker.user, session.pk), task_kind=TaskKind.WRITING) == session
+    assert arrival.current_study_session(request_with(worker.user, session.pk), task_kind=TaskKind.VALIDATION) is None
