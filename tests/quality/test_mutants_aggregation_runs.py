@@ -532,6 +532,25 @@ def test_a_run_restarted_while_this_process_fitted_it_keeps_none_of_its_results(
     ]
 
 
+def test_a_fit_the_reaper_gave_up_on_writes_no_stage_on_its_run_nor_on_another(labelled: Labelled) -> None:
+    """The reaper failed the run (its `restarts` unchanged) while this process still fitted it: the
+    failed run keeps the reaper's stage, and another running run of the same count keeps its own."""
+    dataset, *_ = labelled
+    failed = AggregationRun.objects.create(
+        dataset=dataset, methods=["dawid_skene"], status=JobStatus.FAILED, stage="", progress=0.3
+    )
+    other = AggregationRun.objects.create(
+        dataset=dataset, methods=["glad"], status=JobStatus.RUNNING, stage="fitting glad", progress=0.5
+    )
+    assert aggregation_runs._fit_claimed(failed) is None
+    assert [
+        (run.stage, run.progress) for run in AggregationRun.objects.filter(pk__in=[failed.pk, other.pk]).order_by("pk")
+    ] == [
+        ("", 0.3),
+        ("fitting glad", 0.5),
+    ]
+
+
 def test_the_run_returned_carries_the_figures_it_stored(labelled: Labelled) -> None:
     dataset, *_ = labelled
     run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"])
