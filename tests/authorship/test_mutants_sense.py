@@ -7,16 +7,21 @@ four places beside the known-word share; unscored pairs are the authored ones wi
 oldest first, as many as asked for; a pair scored meanwhile keeps its first score; and a submit's
 commit queues the scoring only where the settings ask for it, the task then scoring the pairs."""
 
+from datetime import datetime
 from typing import Any
 
 import pytest
-from django.db import transaction
+from celery.signals import before_task_publish
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 from scipy.stats import binom
+from wordfreq import zipf_frequency
 
 from authorship import sense
 from authorship.models import SenseScore
 from corpus.models import Label, Pair, Worker
 from tests import factories
+from tests.conftest import needs_broker
 
 pytestmark = pytest.mark.django_db
 
@@ -162,3 +167,62 @@ def test_nothing_is_queued_where_arrivals_are_not_tagged(settings: Any, make_wor
     settings.ARTIFACTS_ON_ARRIVAL = False
     run_submits_commit([FAR], make_worker())
     assert not SenseScore.objects.exists()
+
+
+def test_a_word_the_lists_know_however_rarely_counts_as_known() -> None:
+    # Two rare Thai letters joined by an apostrophe: the lists know the word, under Zipf 1.
+    rare = "\u0e04'\u0e04"
+    assert 0 < zipf_frequency(rare, "en") <= 1
+    assert sense.known_word_share(rare) == 1.0
+    assert sense.known_word_share(f"blorf {rare}") == 0.5
+
+
+def test_the_stored_known_word_share_keeps_four_places(make_worker: Any) -> None:
+    (pair,) = written(make_worker(), ["The blorf sleeps"])
+    sense.score_pairs([pair])
+    assert SenseScore.objects.get(pair=pair).known_word_share == 0.6667
+
+
+def test_a_batch_of_unscored_pairs_reads_its_premises_in_the_same_query(
+    make_worker: Any, django_assert_num_queries: Any
+) -> None:
+    written(make_worker(), [CLOSE, FAR, "A man is outside."])
+    with django_assert_num_queries(1):
+        premises = [pair.premise.text for pair in sense.unscored_pairs()]
+    assert premises == [PREMISE] * 3
+
+
+def test_a_pair_without_an_author_is_never_credited_to_a_worker(make_worker: Any) -> None:
+    # Worker #1 exists: a pair without an author must not be stored as its hypothesis.
+    if not Worker.objects.filter(pk=1).exists():
+        make_worker(pk=1)
+    (pair,) = written(None, [CLOSE], slug="sense-unauthored")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        sense.score_pairs([pair])
+        connection.check_constraints()  # the worker key is checked at commit: check it now
+
+
+def test_a_submit_queues_the_scoring_a_coalescing_window_after_its_commit(
+    settings: Any, make_worker: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    needs_broker()
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.ARTIFACTS_ON_ARRIVAL = True
+    published: list[dict[str, Any]] = []
+
+    def note(sender: str | None = None, headers: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        published.append({"task": sender, **(headers or {})})
+
+    before_task_publish.connect(note, weak=False, dispatch_uid="tests.sense_publish")
+    try:
+        before = timezone.now()
+        with django_capture_on_commit_callbacks(execute=True):
+            written(make_worker(), [FAR])
+            sense.sense_arriving()
+    finally:
+        before_task_publish.disconnect(dispatch_uid="tests.sense_publish")
+    (message,) = [m for m in published if m["task"] == sense.SCORE_TASK]
+    # Queued to start a window later (the autouse fixture revokes it when the test ends).
+    eta = datetime.fromisoformat(message["eta"])
+    assert (eta - before).total_seconds() >= sense.COALESCE_SECONDS
+    assert not SenseScore.objects.exists()  # nothing scored in the caller
