@@ -43,8 +43,15 @@ def may_role(role: str, action: str) -> bool:
     return action in ROLE_ACTIONS.get(role, frozenset())
 
 
+def _signed_in(user: Any) -> bool:
+    """An account that may act at all: signed in and not deactivated. A deactivated account reaches
+    no team by any door, whether its object came from a request or was read some other way (a
+    command, a task)."""
+    return bool(user and user.is_authenticated and user.is_active)
+
+
 def _everything(user: Any) -> bool:
-    return bool(user and user.is_authenticated and user.is_active and user.is_superuser)
+    return _signed_in(user) and bool(user.is_superuser)
 
 
 # Where a signed-in request's user carries their role in each team, read with their account
@@ -89,7 +96,7 @@ def team_ids(user: Any, action: str = VIEW) -> set[int] | None:
     """The ids of the teams where `user` may do `action`; None means every team (a superuser)."""
     if _everything(user):
         return None
-    if not (user and user.is_authenticated and user.is_active):
+    if not _signed_in(user):
         return set()
     return {team for team, role in roles_of(user).items() if may_role(role, action)}
 
@@ -106,7 +113,7 @@ def teams_to_choose(user: Any, action: str) -> QuerySet[Team]:
     for an action on shared rows (which team's data an excluded worker leaves)."""
     if _everything(user):
         return Team.objects.order_by("name")
-    if not (user and user.is_authenticated and user.is_active):
+    if not _signed_in(user):
         return Team.objects.none()
     roles = [role for role in ROLE_ACTIONS if may_role(role, action)]
     return Team.objects.filter(memberships__user=user, memberships__role__in=roles).order_by("name").distinct()
@@ -116,7 +123,7 @@ def role_in(user: Any, team_id: int | None) -> str | None:
     """The user's role in the team (owner for a superuser), or None."""
     if _everything(user):
         return Role.OWNER
-    if team_id is None or not (user and user.is_authenticated):
+    if team_id is None or not _signed_in(user):
         return None
     remembered = _remembered_roles(user)
     if remembered is not None:

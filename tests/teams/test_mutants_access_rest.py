@@ -79,3 +79,18 @@ def test_a_path_naming_no_team_key_on_the_row_answers_no_team(labs, django_user_
 
     assert access.team_of(pair, "team") is None
     assert access.may(owner, access.team_of(pair, "team"), access.VIEW) is False
+
+
+def test_a_deactivated_member_has_no_role_by_any_check(labs, django_user_model):
+    lab_b, _ = labs
+    owner = member(django_user_model, "o", (lab_b, Role.OWNER))
+    owner.is_active = False
+    owner.save(update_fields=["is_active"])
+    # Read as a command or a task reads an account, not through the sign-in backend (which refuses it).
+    account = django_user_model.objects.get(pk=owner.pk)
+
+    assert access.role_in(account, lab_b.pk) is None
+    assert access.may(account, lab_b.pk, access.VIEW) is False
+    assert access.team_ids(account, access.VIEW) == set()
+    with pytest.raises(Http404):
+        access.require(account, lab_b.pk, access.VIEW)
