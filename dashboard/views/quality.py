@@ -121,8 +121,10 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     money = market_selectors.bonus_page_money(study) if study else {}
     # Plain rows of the columns shown (quality.bonus_lines): the pay form lists every unpaid bonus.
     unpaid: list[UnpaidLine] = unpaid_lines(money["confirmable"]) if study else []
-    # Bonuses of sessions whose code is held wait apart, in no file, until the hold is decided.
-    held = list(bonuses.held_back(study)) if study else []
+    # Bonuses of sessions whose code is held wait apart, in no file, until the hold is decided; the
+    # study's summary row (`study_summaries`) counts them, and none there is none to list.
+    summary: Any = study
+    held = list(bonuses.held_back(study)) if study and summary.held_count else []
     # The money per worker is the ledger's now; the catch figures beside it are the figure cache's.
     totals = bonuses.worker_totals(study, queries.bonus_catch_standings(study)) if study else []
     # Excluded and flagged workers are marked on both lists, so none is paid unseen; the
