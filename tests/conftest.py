@@ -636,13 +636,22 @@ def revoke_tasks_left_behind():
     refresh a few seconds on) or one still waiting in the queue when it ended would otherwise run in
     the next test, on the same database, and commit what it computed from the rows the flush left:
     a worker-quality page then showed that refresh's empty rows. A revoked task the worker has not
-    started is discarded when it is taken or its time comes; one already running finishes."""
+    started is discarded when it is taken or its time comes; one already running finishes. The
+    tasks the suite's workers published themselves (tests/worker_publish_log.py) are revoked too;
+    one a task still running at the test's end publishes later is the next test's to revoke."""
     from base import task_queue
 
     ids = [task_id for task_id in _published_by_this_test if task_id]
     _published_by_this_test.clear()
     task_queue._coalesced_runs.clear()
-    if ids and broker_url():
+    if not broker_url():
+        return
+    import redis
+
+    from tests.worker_publish_log import take_published
+
+    ids += take_published(redis.Redis.from_url(broker_url()))
+    if ids:
         from annotation_site.celery import app
 
         app.control.revoke(ids)
@@ -728,6 +737,9 @@ def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1, w
             "info",
             "-n",
             nodename,
+            # Test code in the worker: it notes the tasks the worker publishes, for the teardown.
+            "--include",
+            "tests.worker_publish_log",
         ],
         cwd=REPO_ROOT,
         env=env,

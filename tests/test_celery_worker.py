@@ -101,3 +101,23 @@ def test_a_task_a_test_leaves_waiting_is_revoked_when_the_test_ends(transactiona
         waiting.get(timeout=30)
     # A task queued after the revocation runs as usual: only what was left behind is revoked.
     assert health_check.delay("corpus.Dataset", dataset.pk).get(timeout=30)["found"] is True
+
+
+@pytest.mark.celery_worker
+def test_a_task_the_worker_queued_itself_is_revoked_when_the_test_ends(transactional_db, celery_worker_process):
+    """A task the worker published itself (a step queuing the next) never passed through this
+    process's publish signal: the workers note theirs on the broker (tests/worker_publish_log.py),
+    and the teardown revokes those too."""
+    from celery.exceptions import TaskRevokedError
+
+    from annotation_site.celery import app
+    from corpus.models import Dataset
+    from tests.conftest import needs_broker, revoke_tasks_left_behind
+
+    needs_broker()
+    dataset = Dataset.objects.create(slug="queued-by-the-worker", name="queued")
+    queued = app.send_task("tests.queue_a_health_check_later", args=("corpus.Dataset", dataset.pk, 2))
+    waiting = app.AsyncResult(queued.get(timeout=30))
+    revoke_tasks_left_behind()
+    with pytest.raises(TaskRevokedError):
+        waiting.get(timeout=30)
