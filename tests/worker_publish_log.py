@@ -33,8 +33,10 @@ def _note(sender: str | None = None, headers: dict[str, Any] | None = None, **_:
 
 
 def _note_in_this_worker(**_: Any) -> None:
-    # Only a worker notes its publishes: the test process, which imports this module for
-    # `take_published`, sees its own through tests/conftest.py's `_note_published_task`.
+    # Only a worker on the suite's broker notes its publishes: the test process, which imports this
+    # module for `take_published`, sees its own through tests/conftest.py's `_note_published_task`.
+    if not os.environ.get("CELERY_BROKER_URL"):
+        return
     before_task_publish.connect(_note, weak=False, dispatch_uid="tests.worker_publish_log")
 
 
