@@ -14,19 +14,10 @@ from model_annotators.models import ModelLabel
 from quality.models import ReferenceLabel
 from tests import factories
 
+from .test_mutants_calibration import ASKED_WITH, OTHER, rounded
 from .test_pages_and_uses import endpoint_annotator
 
 E, N, C = Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION
-OTHER = {E: N, N: C, C: E}
-ASKED_WITH = "validation-v1"  # the endpoint annotator's current prompt
-
-
-def rounded(value):
-    if isinstance(value, float):
-        return round(value, 6)
-    if isinstance(value, dict):
-        return {key: rounded(item) for key, item in value.items()}
-    return value
 
 
 def pairs_of(dataset, labels_of_each, validators=()):

@@ -4,7 +4,6 @@ unless the settings name another window), on the broker as in the embedded mode'
 key; and the approval list computes the rows again as soon as they are as old as the dashboard's
 default five-second interval, not a second later."""
 
-import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,19 +17,9 @@ from quality import flag_rows
 from quality.models import WorkerFlagScope
 from tests.conftest import needs_broker
 
+from .test_mutants_flag_rows import seconds_left
+
 pytestmark = pytest.mark.django_db
-
-
-def seconds_left(key: str) -> float:
-    """How long the cache keeps `key` from now (the local-memory cache or Redis)."""
-    full = cache.make_and_validate_key(key)
-    backend: Any = cache
-    store = getattr(backend, "_cache", None)
-    if isinstance(store, dict):
-        expiry: float = backend._expire_info[full]
-        return expiry - time.time()
-    assert store is not None
-    return float(store.get_client(full).ttl(full))
 
 
 def test_a_label_writes_refresh_window_is_the_one_the_settings_name(

@@ -11,7 +11,9 @@ from corpus.models import Pair
 from crowd.models import Study
 from privacy.models import ErasureRecord
 from teams import access
-from teams.models import Membership, Role, Team
+from teams.models import Role, Team
+
+from .test_mutants_access import member
 
 pytestmark = pytest.mark.django_db
 
@@ -19,14 +21,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def labs():
     return Team.objects.create(slug="lab-b", name="B lab"), Team.objects.create(slug="lab-a", name="A lab")
-
-
-def member(django_user_model, name, *roles):
-    """A user with `roles` (team, role) pairs."""
-    user = django_user_model.objects.create_user(username=name)
-    for team, role in roles:
-        Membership.objects.create(team=team, user=user, role=role)
-    return user
 
 
 def test_a_users_role_is_their_own_membership_not_another_members(labs, django_user_model):
