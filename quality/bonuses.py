@@ -25,7 +25,6 @@ Exports list the UNPAID, PAYABLE earned rows of one study:
   exactly one of the three, so the files add up to what the study owes.
 """
 
-import functools
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from django.db.models.functions import Coalesce
 
 from audit import services as audit
 from base import spreadsheet_safe
+from base.compiled import compiled_once
 from corpus.models import Market, Pair, Worker
 from crowd.holds import OPEN_LINK_NO_BONUS, bonus_may_go, hold_refused, hold_waits
 from crowd.models import Study, StudySession
@@ -366,18 +366,9 @@ def worker_totals(
 def study_summaries() -> list[Study]:
     """Per study with any bonus: unpaid (payable) count and amount, held back (a held code waits)
     count and amount, earned and paid totals (one query)."""
-    sql, params = _study_summaries_statement()
+    # The statement takes no argument: built and compiled once per process (base.compiled).
+    sql, params = compiled_once("quality.bonuses.study_summaries", _study_summaries_queryset)
     return list(Study.objects.raw(sql, params))
-
-
-@functools.cache
-def _study_summaries_statement() -> tuple[str, tuple[Any, ...]]:
-    """`study_summaries`' statement, built and compiled once per process: it takes no argument, so
-    its text never changes, and building its six filtered aggregates (the payable and held rules'
-    subqueries) was most of what the bonus page spent on it, in the ORM's Python, each request."""
-    query = _study_summaries_queryset().query
-    sql, params = query.sql_with_params()
-    return sql, tuple(params)
 
 
 def _study_summaries_queryset() -> QuerySet[Study]:

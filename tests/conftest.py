@@ -465,9 +465,13 @@ def rows_for_the_module(django_db_blocker, directory):
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    """Each test starts with an empty cache (in CI it is Redis, shared with the Celery worker)."""
+    """Each test starts with an empty cache (in CI it is Redis, shared with the Celery worker), and
+    with no statement compiled by an earlier test (base.compiled)."""
     from django.core.cache import cache
 
+    from base.compiled import forget_compiled
+
+    forget_compiled()
     cache.clear()
     yield
     cache.clear()
