@@ -75,7 +75,10 @@ COVERAGE_DIR ?= var/coverage
 COVERAGE ?= 1
 CHECKS ?= check
 TEST_PROCESSES ?= $(shell $(PYTHON) -c "import os; print(min((os.cpu_count() or 1) + 1, 4))")
-XDIST := $(if $(filter 0,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
+# --no-loadscope-reorder: files are handed out in the order tests/conftest.py gives them, heaviest
+# first; pytest-xdist 3.8 otherwise reorders them by their number of tests, which put the one-test
+# files of a minute or two (the migration test, multi-host) last, running while the others idled.
+XDIST := $(if $(filter 0,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile --no-loadscope-reorder)
 # Where PYTHONDONTWRITEBYTECODE is set (as on the machines here), each of the suite's Python
 # processes (the pytest processes, Celery workers, gunicorn, tagging processes, manage.py commands)
 # compiled every module of the checkout again, and each pytest process rewrote and compiled every
