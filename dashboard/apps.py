@@ -9,13 +9,14 @@ class DashboardConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import m2m_changed, post_delete, post_save
 
+        from artifacts.models import MonitorRefresh
         from corpus import signals
         from corpus.models import Genre
         from crowd.models import Study
-        from model_annotators.models import ModelUse
+        from model_annotators.models import Calibration, ModelAnnotator, ModelUse
         from privacy.signals import participant_removed as participant_removed_signal
 
-        from .figure_cache import gold_recounted, participant_removed
+        from .figure_cache import gold_recounted, participant_removed, rows_changed_receiver
         from .models import PairBulkAction
         from .queries.pair_form import forget
 
@@ -27,3 +28,14 @@ class DashboardConfig(AppConfig):
             post_save.connect(forget, sender=model, dispatch_uid=f"dashboard-pair-form-{model.__name__}")
             post_delete.connect(forget, sender=model, dispatch_uid=f"dashboard-pair-form-{model.__name__}-deleted")
         m2m_changed.connect(forget, sender=PairBulkAction.teams.through, dispatch_uid="dashboard-pair-form-teams")
+        # Figures kept in the figure cache are out of date as soon as their own rows are written.
+        for figure, models in (
+            ("artifact-monitor", (MonitorRefresh,)),
+            ("model-calibrations", (ModelAnnotator, Calibration)),
+            ("writing-check-annotators", (ModelUse,)),
+        ):
+            receiver = rows_changed_receiver(figure)
+            for written in models:
+                uid = f"dashboard-figure-{figure}-{written.__name__}"
+                post_save.connect(receiver, sender=written, weak=False, dispatch_uid=uid)
+                post_delete.connect(receiver, sender=written, weak=False, dispatch_uid=f"{uid}-deleted")

@@ -71,6 +71,29 @@ def participant_removed(sender: Any, **kwargs: Any) -> None:
     transaction.on_commit(mark)
 
 
+# When a figure's own rows were last written (`rows_changed`, by receivers of their models' saves
+# and deletes): the figure kept under that name, in every scope, is out of date from then.
+def rows_changed_key(name: str) -> str:
+    return f"dashboard:rows-changed:{name}"
+
+
+def rows_changed(name: str) -> None:
+    """Figure `name`'s rows were written: what is kept of it is out of date from now, and again
+    once the write has committed (a figure computed in between read the rows before it)."""
+    key = rows_changed_key(name)
+    cache.set(key, time.time(), None)
+    transaction.on_commit(lambda: cache.set(key, time.time(), None))
+
+
+def rows_changed_receiver(name: str) -> Callable[..., None]:
+    """A receiver of a model's `post_save` and `post_delete` that marks figure `name` out of date."""
+
+    def receiver(sender: Any, **kwargs: Any) -> None:
+        rows_changed(name)
+
+    return receiver
+
+
 def cache_seconds() -> float:
     return getattr(settings, "DASHBOARD_CACHE_SECONDS", 5)
 
@@ -118,27 +141,29 @@ def store(key: str, compute: Callable[[], T]) -> T:
 def cached(name: str, scope: Scope, compute: Callable[[], T]) -> T:
     """compute() once per few seconds per (figure, scope); on a large corpus, refreshed by a task."""
     refresh = (lambda: schedule_refresh(name, scope)) if name in REFRESHABLE else None
-    return _kept(cache_key(name, scope), compute, refresh)
+    return _kept(cache_key(name, scope), name, compute, refresh)
 
 
 def cached_for_study(name: str, study_id: int, compute: Callable[[], T]) -> T:
     """compute() once per few seconds per (figure, study); on a large corpus, refreshed by a task."""
     refresh = (lambda: schedule_study_refresh(name, study_id)) if name in REFRESHABLE_FOR_STUDY else None
-    return _kept(study_cache_key(name, study_id), compute, refresh)
+    return _kept(study_cache_key(name, study_id), name, compute, refresh)
 
 
-def _kept(key: str, compute: Callable[[], T], refresh: Callable[[], None] | None) -> T:
-    """The figure kept under `key` while it is fresh; else computed now, or, on a large corpus and
-    when a task can recompute it (`refresh`), the kept one while the task does."""
+def _kept(key: str, name: str, compute: Callable[[], T], refresh: Callable[[], None] | None) -> T:
+    """The figure `name` kept under `key` while it is fresh; else computed now, or, on a large
+    corpus and when a task can recompute it (`refresh`), the kept one while the task does."""
     seconds = cache_seconds()
     if seconds <= 0:
         return compute()
     entry = cache.get(key)
-    marks = cache.get_many([FIGURES_CHANGED_KEY, PEOPLE_CHANGED_KEY]) if entry is not None else {}
+    own_mark = rows_changed_key(name)
+    marks = cache.get_many([FIGURES_CHANGED_KEY, PEOPLE_CHANGED_KEY, own_mark]) if entry is not None else {}
     # A figure from before a participant left may show them: computed again now, never shown.
     if entry is not None and entry["at"] >= float(marks.get(PEOPLE_CHANGED_KEY) or 0.0):
-        # A figure from before an exclusion (or a repairing recompute) is out of date at once.
-        current = entry["at"] >= float(marks.get(FIGURES_CHANGED_KEY) or 0.0)
+        # A figure from before an exclusion (or a repairing recompute), or from before its own rows
+        # were written, is out of date at once.
+        current = entry["at"] >= max(float(marks.get(FIGURES_CHANGED_KEY) or 0.0), float(marks.get(own_mark) or 0.0))
         if current and time.time() - entry["at"] < seconds:
             value: T = entry["value"]
             return value

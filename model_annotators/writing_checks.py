@@ -13,7 +13,7 @@ the typing evidence (`checks_of_pairs`, for the pairs page's detail); participan
 The checks are made by a labelling job whose task is "writing" (`services.start_labelling`).
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from corpus.labels import to_scheme
@@ -134,12 +134,28 @@ def checks_of_pairs(pairs: Sequence[tuple[int, int]]) -> dict[int, list[dict[str
     return checks
 
 
-def checks_by_writer(worker_ids: Iterable[int]) -> dict[int, dict[str, int]]:
+def writing_check_annotators() -> list[int]:
+    """The annotators some study chose for writing checks."""
+    return sorted(
+        set(
+            ModelUse.objects.filter(writing_checks_annotator__isnull=False).values_list(
+                "writing_checks_annotator_id", flat=True
+            )
+        )
+    )
+
+
+def checks_by_writer(worker_ids: Iterable[int], annotators: Collection[int] | None = None) -> dict[int, dict[str, int]]:
     """{writer pk: {"checked": pairs checked, "flagged": of them judged nonsense or not fitting}} by
-    the annotators a study chose for writing checks (the workers page, beside the typing flags)."""
+    the annotators a study chose for writing checks (the workers page, beside the typing flags);
+    `annotators`: those annotators when the caller has read them."""
     from django.db.models import Count, Q
 
-    chosen = ModelUse.objects.filter(writing_checks_annotator__isnull=False).values("writing_checks_annotator_id")
+    chosen: Any = (
+        ModelUse.objects.filter(writing_checks_annotator__isnull=False).values("writing_checks_annotator_id")
+        if annotators is None
+        else list(annotators)
+    )
     rows = (
         WritingCheck.objects.filter(
             pair__author_id__in=list(worker_ids), annotator_id__in=chosen, outcome=Outcome.LABELLED

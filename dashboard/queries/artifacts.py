@@ -40,7 +40,12 @@ def _default_listing(scope: Scope) -> dict[str, Any]:
 def monitor_overview(scope: Scope = EVERYTHING) -> dict[str, Any]:
     """The artifact monitor's latest figures (artifacts.selectors.monitor_overview), each flagged
     writer given the share of their hypotheses whose typing record is flagged, so one
-    table answers "who writes like a machine": one grouped read for all of them."""
+    table answers "who writes like a machine": one grouped read for all of them. From the figure
+    cache: out of date as soon as a refresh is written."""
+    return cached("artifact-monitor", scope, lambda: _monitor_overview(scope))
+
+
+def _monitor_overview(scope: Scope) -> dict[str, Any]:
     monitor = selectors.monitor_overview(scope)
     typing = typing_flags_by_worker(writer["writer"] for writer in monitor["flagged"])
     for writer in monitor["flagged"]:

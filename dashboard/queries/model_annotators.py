@@ -3,10 +3,14 @@ studies' uses. Scoped through teams/access.py; the view only renders."""
 
 from typing import Any
 
+from corpus.scope import EVERYTHING, Scope
 from crowd.models import Study
+from model_annotators import selectors, writing_checks
 from model_annotators.models import LabellingJob, ModelAnnotator, ModelUse
 from model_annotators.scope import CannotLabel, asked_with, task_kind_of
 from teams import access
+
+from ..figure_cache import cached
 
 JOBS_SHOWN = 50
 
@@ -65,3 +69,16 @@ def study_and_uses(user: Any, slug: str) -> tuple[Study, ModelUse]:
     model uses (a new, unsaved row when none are set)."""
     study = access.get_or_404(Study.objects.select_related("dataset"), user, access.RESEARCH, slug=slug)
     return study, ModelUse.objects.filter(study=study).first() or ModelUse(study=study)
+
+
+def calibrations(scope: Scope) -> list[dict[str, Any]]:
+    """The scope's model annotators with their latest calibrations (beside the workers), from the
+    figure cache: out of date as soon as an annotator or a calibration is written."""
+    return cached("model-calibrations", scope, lambda: selectors.calibration_rows(scope))
+
+
+def checks_by_writer(worker_ids: list[int]) -> dict[int, dict[str, int]]:
+    """The writing checks of the writers of a workers page; none asked for when no study checks
+    writing (the studies' choice, from the figure cache: out of date as soon as a use is written)."""
+    annotators = cached("writing-check-annotators", EVERYTHING, writing_checks.writing_check_annotators)
+    return writing_checks.checks_by_writer(worker_ids, annotators)

@@ -8,14 +8,15 @@ from typing import Any
 from django import template
 
 from corpus.scope import EVERYTHING
-from model_annotators import selectors, writing_checks
+from dashboard.queries import model_annotators as queries
+from model_annotators import selectors
 
 register = template.Library()
 
 
 @register.inclusion_tag("model_annotators/_workers_section.html")
 def model_annotators_section(scope: Any) -> dict[str, Any]:
-    return {"rows": selectors.calibration_rows(scope.within if scope else EVERYTHING)}
+    return {"rows": queries.calibrations(scope.within if scope else EVERYTHING)}
 
 
 @register.simple_tag
@@ -31,7 +32,7 @@ def attach_model_hints(pairs: Any) -> str:
 def attach_writing_checks_by_writer(rows: Any) -> str:
     """Give each row of the workers page its `writing_checks` ({checked, flagged}), beside its typing flags."""
     rows = list(rows)
-    counts = writing_checks.checks_by_writer(row["id"] for row in rows)
+    counts = queries.checks_by_writer([row["id"] for row in rows])
     for row in rows:
         row["writing_checks"] = counts.get(row["id"])
     return ""

@@ -1,0 +1,117 @@
+"""The workers page keeps the artifact monitor, the model annotators' calibrations and which
+annotators check writing in the figure cache, and each is out of date the moment its own rows are
+written: a refresh, an annotator or a calibration saved or deleted, a study choosing a writing
+checker, shows on the next page however long the cache's interval, while a page asked again
+within it reads none of them."""
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from artifacts.models import MonitorRefresh
+from base.long_tasks import JobStatus
+from corpus.models import Dataset, Label
+from crowd.models import Study, TaskKind
+from dashboard.queries import model_annotators as queries
+from model_annotators.models import AnnotatorKind, Calibration, ModelAnnotator, ModelUse, Outcome, Verdict, WritingCheck
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+E = Label.ENTAILMENT
+
+
+@pytest.fixture(autouse=True)
+def long_interval(settings: Any) -> None:
+    settings.DASHBOARD_CACHE_SECONDS = 3600  # only a write of the figure's own rows moves it
+
+
+def page(client: Any, dataset: Dataset) -> str:
+    response = client.get("/dashboard/workers/", {"dataset": dataset.slug})
+    assert response.status_code == 200
+    return str(response.content.decode())
+
+
+def annotator_of(dataset: Dataset, name: str) -> ModelAnnotator:
+    return ModelAnnotator.objects.create(
+        name=name, dataset=dataset, kind=AnnotatorKind.ENDPOINT, base_url="http://127.0.0.1:9/v1", model_name="m"
+    )
+
+
+def test_an_annotator_and_its_calibration_show_as_soon_as_they_are_written(client: Any, researcher: Any) -> None:
+    dataset = factories.dataset("kept-calibrations")
+    client.force_login(researcher)
+    assert "No model annotator in this scope." in page(client, dataset)
+
+    annotator = annotator_of(dataset, "kept-annotator")
+    shown = page(client, dataset)
+    assert f'data-annotator="{annotator.pk}"' in shown and "not calibrated yet" in shown
+
+    Calibration.objects.create(annotator=annotator, asked_with="validation-v1", pairs=40, accuracy=0.625, figures={})
+    assert '<td class="num" data-stat="accuracy">0.625</td>' in page(client, dataset)
+
+    annotator.delete()
+    assert "No model annotator in this scope." in page(client, dataset)
+
+
+def test_a_monitor_refresh_shows_as_soon_as_it_is_written(client: Any, researcher: Any) -> None:
+    dataset = factories.dataset("kept-monitor")
+    client.force_login(researcher)
+    assert 'id="monitor-empty"' in page(client, dataset)
+
+    refresh = MonitorRefresh.objects.create(dataset=dataset, status=JobStatus.RUNNING, pairs=50, folds=5)
+    assert 'id="monitor-empty"' in page(client, dataset)  # a refresh still running is not shown
+
+    refresh.status = JobStatus.DONE
+    refresh.overall = {"accuracy": 0.5, "ci_low": 0.4, "ci_high": 0.6, "majority": 0.34, "majority_label": E}
+    refresh.save()
+    shown = page(client, dataset)
+    assert 'id="monitor-overall"' in shown and 'data-value="0.5"' in shown
+
+    refresh.delete()
+    assert 'id="monitor-empty"' in page(client, dataset)
+
+
+def test_a_study_choosing_a_writing_checker_counts_its_writers_checks_at_once(make_worker: Callable[..., Any]) -> None:
+    dataset = factories.dataset("kept-checker")
+    annotator = annotator_of(dataset, "kept-checker")
+    writer = make_worker()
+    pair = factories.pair(dataset, factories.premise(dataset, factories.genre("fiction")), [E], author=writer)
+    WritingCheck.objects.create(
+        annotator=annotator, pair=pair, asked_with="writing-v1", outcome=Outcome.LABELLED, verdict=Verdict.NONSENSE
+    )
+    study = Study.objects.create(
+        slug="kept-checker", name="s", dataset=dataset, task_kind=TaskKind.WRITING, completion_code="C"
+    )
+    use = ModelUse.objects.create(study=study)
+    with CaptureQueriesContext(connection) as unchosen:
+        assert queries.checks_by_writer([writer.pk]) == {}
+    assert len(unchosen) == 1  # which annotators check writing; nothing to count
+
+    use.writing_checks_annotator = annotator
+    use.save()
+    assert queries.checks_by_writer([writer.pk]) == {writer.pk: {"checked": 1, "flagged": 1}}
+
+    use.delete()
+    assert queries.checks_by_writer([writer.pk]) == {}
+
+
+def test_a_page_asked_again_reads_none_of_the_kept_figures(client: Any, researcher: Any) -> None:
+    dataset = factories.dataset("kept-again")
+    annotator_of(dataset, "kept-again")
+    MonitorRefresh.objects.create(dataset=dataset, status=JobStatus.DONE, overall={"accuracy": 0.5})
+    client.force_login(researcher)
+    page(client, dataset)
+    with CaptureQueriesContext(connection) as again:
+        page(client, dataset)
+    statements = " ".join(query["sql"] for query in again.captured_queries)
+    for table in (
+        MonitorRefresh._meta.db_table,
+        ModelAnnotator._meta.db_table,
+        Calibration._meta.db_table,
+        ModelUse._meta.db_table,
+    ):
+        assert f'"{table}"' not in statements, table
