@@ -11,7 +11,7 @@ class DashboardConfig(AppConfig):
 
         from artifacts.models import MonitorRefresh
         from corpus import signals
-        from corpus.models import Genre
+        from corpus.models import Genre, WorkerExclusion
         from crowd.models import Study
         from model_annotators.models import Calibration, ModelAnnotator, ModelUse
         from privacy.signals import participant_removed as participant_removed_signal
@@ -33,6 +33,7 @@ class DashboardConfig(AppConfig):
             ("artifact-monitor", (MonitorRefresh,)),
             ("model-calibrations", (ModelAnnotator, Calibration)),
             ("writing-check-annotators", (ModelUse,)),
+            ("worker-quality-page", (WorkerExclusion,)),
         ):
             receiver = rows_changed_receiver(figure)
             for written in models:

@@ -138,10 +138,12 @@ def store(key: str, compute: Callable[[], T]) -> T:
     return value
 
 
-def cached(name: str, scope: Scope, compute: Callable[[], T]) -> T:
-    """compute() once per few seconds per (figure, scope); on a large corpus, refreshed by a task."""
-    refresh = (lambda: schedule_refresh(name, scope)) if name in REFRESHABLE else None
-    return _kept(cache_key(name, scope), name, compute, refresh)
+def cached(name: str, scope: Scope, compute: Callable[[], T], *, part: str = "") -> T:
+    """compute() once per few seconds per (figure, scope); on a large corpus, refreshed by a task.
+    `part`: which part of the figure (a page of its rows), kept apart and out of date with it."""
+    refresh = (lambda: schedule_refresh(name, scope)) if name in REFRESHABLE and not part else None
+    key = cache_key(name, scope) + (f":{part}" if part else "")
+    return _kept(key, name, compute, refresh)
 
 
 def cached_for_study(name: str, study_id: int, compute: Callable[[], T]) -> T:

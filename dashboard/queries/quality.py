@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from corpus.models import Pair, Worker, WorkerExclusion
 from corpus.scope import EVERYTHING, Scope
@@ -15,7 +15,7 @@ from crowd.selectors import worker_marks
 from quality import flag_rows
 from quality.bonuses import CatchStanding, catch_standings
 from quality.catch_trials import catch_pools
-from quality.models import ReferenceLabel, WorkerFlagScope
+from quality.models import ReferenceLabel, WorkerFlagRow, WorkerFlagScope
 from quality.selectors import WorkerQuality
 from teams.access import team_ids
 from validation.models import ValidationClaim
@@ -103,19 +103,38 @@ def worker_quality_page(
     computed; and which of the page's workers are excluded in the scope's teams (an exclusion is a
     team's), read with the rows."""
     as_of, kept = _flags_with(scope, count=Count("rows"))
+    if kept is None:  # the rows were computed now: their count is read with the page
+        page: Page[Any] = Paginator(_quality_rows(scope), per_page).get_page(number)
+        page.object_list, excluded = _as_shown(page.object_list)
+        return page, as_of, excluded
+    # The kept rows of that time, counted with it: the page's slice is the figure cache's, per
+    # computation and page, out of date as soon as an exclusion is written.
+    counted: Page[Any] = Paginator(range(kept["count"]), per_page).get_page(number)
+    first = (counted.number - 1) * per_page
+    counted.object_list, excluded = cached(
+        "worker-quality-page",
+        scope,
+        lambda: _as_shown(_quality_rows(scope)[first : first + per_page]),
+        part=f"{as_of.timestamp()}:{per_page}:{counted.number}",
+    )
+    return counted, as_of, excluded
+
+
+def _quality_rows(scope: Scope) -> QuerySet[WorkerFlagRow]:
+    """The scope's kept worker-quality rows in order, each with whether its worker is excluded in
+    the scope's teams."""
     exclusions = WorkerExclusion.objects.filter(worker_id=OuterRef("worker_id"))
     if scope.dataset is not None:
         exclusions = exclusions.filter(team_id__in=[scope.dataset.team_id])
     elif scope.teams is not None:
         exclusions = exclusions.filter(team_id__in=scope.teams)
-    paginator = Paginator(flag_rows.rows_of(scope).annotate(excluded=Exists(exclusions)), per_page)
-    if kept is not None:
-        paginator.__dict__["count"] = kept["count"]  # the paginator's cached count: read with the time
-    page: Page[Any] = paginator.get_page(number)
-    rows = list(page.object_list)
-    excluded = {row.worker_id for row in rows if row.excluded}
-    page.object_list = flag_rows.as_quality(rows)  # the slice read, as the rows it was
-    return page, as_of, excluded
+    return flag_rows.rows_of(scope).annotate(excluded=Exists(exclusions))
+
+
+def _as_shown(rows: Iterable[WorkerFlagRow]) -> tuple[list[WorkerQuality], set[int]]:
+    """A slice of `_quality_rows` as the WorkerQuality rows it was, and its excluded workers."""
+    read = list(rows)
+    return flag_rows.as_quality(read), {row.worker_id for row in read if row.excluded}  # type: ignore[attr-defined]
 
 
 def flagged_workers(scope: Scope = EVERYTHING) -> list[int]:

@@ -1,8 +1,8 @@
-"""The workers page keeps the artifact monitor, the model annotators' calibrations and which
-annotators check writing in the figure cache, and each is out of date the moment its own rows are
-written: a refresh, an annotator or a calibration saved or deleted, a study choosing a writing
-checker, shows on the next page however long the cache's interval, while a page asked again
-within it reads none of them."""
+"""The workers page keeps the artifact monitor, the model annotators' calibrations, which
+annotators check writing and the page of worker-quality rows in the figure cache, and each is out
+of date the moment its own rows are written: a refresh, an annotator or a calibration saved or
+deleted, a study choosing a writing checker, an exclusion, shows on the next page however long the
+cache's interval, while a page asked again within it reads none of them."""
 
 from collections.abc import Callable
 from typing import Any
@@ -13,11 +13,16 @@ from django.test.utils import CaptureQueriesContext
 
 from artifacts.models import MonitorRefresh
 from base.long_tasks import JobStatus
-from corpus.models import Dataset, Label
+from corpus.models import Dataset, Label, Worker, WorkerExclusion
+from corpus.scope import Scope
 from crowd.models import Study, TaskKind
 from dashboard.queries import model_annotators as queries
+from dashboard.queries.quality import worker_quality_page
 from model_annotators.models import AnnotatorKind, Calibration, ModelAnnotator, ModelUse, Outcome, Verdict, WritingCheck
+from quality.models import WorkerFlagRow
 from tests import factories
+
+from . import cost_factories
 
 pytestmark = pytest.mark.django_db
 
@@ -99,14 +104,31 @@ def test_a_study_choosing_a_writing_checker_counts_its_writers_checks_at_once(ma
     assert queries.checks_by_writer([writer.pk]) == {}
 
 
+def test_an_exclusion_shows_on_the_kept_quality_rows_as_soon_as_it_is_written() -> None:
+    dataset, *_ = cost_factories.build("kept-quality", prefix="kq-")
+    scope = Scope.of_dataset(dataset)
+    page, _, excluded = worker_quality_page(scope, 1, 2)
+    assert excluded == set() and page.paginator.count == 5 and len(page.object_list) == 2
+    second, _, _ = worker_quality_page(scope, 2, 2)
+    shown = [row.worker.pk for row in page.object_list]
+    assert not set(shown) & {row.worker.pk for row in second.object_list}  # each page its own rows
+
+    exclusion = WorkerExclusion.objects.create(worker=Worker.objects.get(pk=shown[1]), team_id=dataset.team_id)
+    assert worker_quality_page(scope, 1, 2)[2] == {shown[1]}
+    exclusion.delete()
+    assert worker_quality_page(scope, 1, 2)[2] == set()
+
+
 def test_a_page_asked_again_reads_none_of_the_kept_figures(client: Any, researcher: Any) -> None:
-    dataset = factories.dataset("kept-again")
+    dataset, *_ = cost_factories.build("kept-again", prefix="ka-")
     annotator_of(dataset, "kept-again")
     MonitorRefresh.objects.create(dataset=dataset, status=JobStatus.DONE, overall={"accuracy": 0.5})
     client.force_login(researcher)
-    page(client, dataset)
+    page(client, dataset)  # the quality rows computed
+    page(client, dataset)  # their first page kept
     with CaptureQueriesContext(connection) as again:
-        page(client, dataset)
+        shown = page(client, dataset)
+    assert f'data-worker="{Worker.objects.order_by("pk").first().pk}"' in shown  # type: ignore[union-attr]
     statements = " ".join(query["sql"] for query in again.captured_queries)
     for table in (
         MonitorRefresh._meta.db_table,
@@ -115,3 +137,5 @@ def test_a_page_asked_again_reads_none_of_the_kept_figures(client: Any, research
         ModelUse._meta.db_table,
     ):
         assert f'"{table}"' not in statements, table
+    # The quality rows are counted with their time; none is read.
+    assert f'"{WorkerFlagRow._meta.db_table}"."figures"' not in statements
