@@ -34,25 +34,6 @@ class StudyCounts(TypedDict):
     _completed: int
 
 
-class StudySessionInline(admin.TabularInline[StudySession, Study]):
-    model = StudySession
-    fields = readonly_fields = (
-        "worker",
-        "external_session_id",
-        "tasks_done",
-        "started_at",
-        "completed_at",
-        "completion_code",
-    )
-    extra = 0
-    can_delete = False
-    show_change_link = True
-    max_num = 0
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[StudySession]:
-        return super().get_queryset(request).filter(is_preview=False)  # participants' visits only
-
-
 class CompletedFilter(admin.SimpleListFilter):
     title = "completed"
     parameter_name = "completed"
