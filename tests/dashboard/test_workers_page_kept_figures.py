@@ -20,6 +20,7 @@ from dashboard.queries import model_annotators as queries
 from dashboard.queries.quality import worker_quality_page
 from model_annotators.models import AnnotatorKind, Calibration, ModelAnnotator, ModelUse, Outcome, Verdict, WritingCheck
 from quality.models import WorkerFlagRow
+from teams.models import Team
 from tests import factories
 
 from . import cost_factories
@@ -109,14 +110,39 @@ def test_an_exclusion_shows_on_the_kept_quality_rows_as_soon_as_it_is_written() 
     scope = Scope.of_dataset(dataset)
     page, _, excluded = worker_quality_page(scope, 1, 2)
     assert excluded == set() and page.paginator.count == 5 and len(page.object_list) == 2
-    second, _, _ = worker_quality_page(scope, 2, 2)
     shown = [row.worker.pk for row in page.object_list]
-    assert not set(shown) & {row.worker.pk for row in second.object_list}  # each page its own rows
 
     exclusion = WorkerExclusion.objects.create(worker=Worker.objects.get(pk=shown[1]), team_id=dataset.team_id)
     assert worker_quality_page(scope, 1, 2)[2] == {shown[1]}
     exclusion.delete()
     assert worker_quality_page(scope, 1, 2)[2] == set()
+
+
+def test_each_page_of_the_quality_rows_is_its_own_whether_computed_now_or_kept() -> None:
+    dataset, *_ = cost_factories.build("kept-pages", prefix="kp-")
+    scope = Scope.of_dataset(dataset)
+    computed_now, _, _ = worker_quality_page(scope, 2, 2)  # no kept rows yet: computed in the request
+    kept_first, _, _ = worker_quality_page(scope, 1, 2)
+    kept_again, _, _ = worker_quality_page(scope, 1, 2)
+    kept_second, _, _ = worker_quality_page(scope, 2, 2)
+    assert (computed_now.number, kept_first.number, kept_second.number) == (2, 1, 2)
+    first = [row.worker.pk for row in kept_first.object_list]
+    second = [row.worker.pk for row in kept_second.object_list]
+    assert [row.worker.pk for row in kept_again.object_list] == first and len(first) == len(second) == 2
+    assert [row.worker.pk for row in computed_now.object_list] == second
+    assert not set(first) & set(second)
+
+
+def test_a_teams_quality_rows_mark_only_its_own_teams_exclusions() -> None:
+    dataset, *_ = cost_factories.build("kept-team", prefix="kt-")
+    scope = Scope.of_teams([dataset.team_id])
+    page, _, _ = worker_quality_page(scope, 1, 5)
+    shown = [row.worker.pk for row in page.object_list]
+    elsewhere = Team.objects.create(slug="kept-elsewhere", name="Elsewhere")
+    WorkerExclusion.objects.create(worker=Worker.objects.get(pk=shown[0]), team=elsewhere)
+    WorkerExclusion.objects.create(worker=Worker.objects.get(pk=shown[1]), team_id=dataset.team_id)
+    for _ in range(2):  # computed, then kept
+        assert worker_quality_page(scope, 1, 5)[2] == {shown[1]}
 
 
 def test_a_page_asked_again_reads_none_of_the_kept_figures(client: Any, researcher: Any) -> None:
