@@ -53,6 +53,8 @@ from tests import factories
 from tests.authorship.test_mutants_authorship_selectors import scored, typed, utc_today
 from tests.quality.test_mutants_admin_and_tasks import ready_again
 
+from .test_workers_page_kept_figures import annotator_of
+
 pytestmark = pytest.mark.django_db
 
 SPLIT = Scope.everything("train")
@@ -303,16 +305,8 @@ def test_the_receivers_ready_wires_mark_each_figure_when_its_own_rows_are_saved_
     saved = wired_anew(DASHBOARD_SIGNALS)
     try:
         dataset = factories.dataset("kept-wired")
-        study = Study.objects.create(
-            slug="kept-wired", name="s", dataset=dataset, task_kind=TaskKind.WRITING, completion_code="C"
-        )
-        annotator = ModelAnnotator.objects.create(
-            name="kept-wired",
-            dataset=dataset,
-            kind=AnnotatorKind.ENDPOINT,
-            base_url="http://127.0.0.1:9/v1",
-            model_name="m",
-        )
+        study = study_of(dataset, "kept-wired")
+        annotator = annotator_of(dataset, "kept-wired")
         rows = {
             MonitorRefresh: MonitorRefresh(dataset=dataset, status=JobStatus.DONE),
             ModelAnnotator: ModelAnnotator(
@@ -342,12 +336,6 @@ def test_the_receivers_ready_wires_mark_each_figure_when_its_own_rows_are_saved_
         assert cache.get(PEOPLE_CHANGED_KEY) is not None
     finally:
         put_back(DASHBOARD_SIGNALS, saved)
-
-
-def annotator_of(dataset: Any, name: str) -> ModelAnnotator:
-    return ModelAnnotator.objects.create(
-        name=name, dataset=dataset, kind=AnnotatorKind.ENDPOINT, base_url="http://127.0.0.1:9/v1", model_name="m"
-    )
 
 
 def study_of(dataset: Any, slug: str) -> Study:

@@ -23,7 +23,7 @@ ADD = "admin:model_annotators_modelannotator_add"
 CHANGE = "admin:model_annotators_modelannotator_change"
 
 
-def _fields(dataset: Dataset, **changed: str) -> dict[str, Any]:
+def admin_form_fields(dataset: Dataset, **changed: str) -> dict[str, Any]:
     """The admin form of an endpoint annotator, as a browser posts it."""
     return {
         "name": "lab vllm",
@@ -66,7 +66,7 @@ def test_an_endpoint_registered_in_the_admin_keeps_its_user_its_default_prompts_
     texts, or writes its entry without actor, subject, team, dataset, reason or plain JSON values."""
     dataset = factories.dataset("admin-registers")
     client.force_login(researcher)
-    fields = _fields(
+    fields = admin_form_fields(
         dataset,
         temperature="0.5",
         timeout_seconds="300",
@@ -110,7 +110,7 @@ def test_the_deadline_of_one_request_may_be_1_or_300_seconds_and_is_stored_as_ty
     dataset = factories.dataset("admin-deadline")
     client.force_login(researcher)
 
-    response = client.post(reverse(ADD), _fields(dataset, timeout_seconds=seconds))
+    response = client.post(reverse(ADD), admin_form_fields(dataset, timeout_seconds=seconds))
 
     assert response.status_code == 302, response.content.decode()[:2000]
     assert ModelAnnotator.objects.get().timeout_seconds == float(seconds)
@@ -124,7 +124,7 @@ def test_a_deadline_outside_1_to_300_seconds_is_refused_with_its_reason(
     dataset = factories.dataset("admin-deadline-refused")
     client.force_login(researcher)
 
-    response = client.post(reverse(ADD), _fields(dataset, timeout_seconds=seconds))
+    response = client.post(reverse(ADD), admin_form_fields(dataset, timeout_seconds=seconds))
 
     assert response.status_code == 200
     assert "The deadline of one request must be from 1 to 300 s." in response.content.decode()
@@ -139,7 +139,7 @@ def test_a_change_keeps_who_registered_the_endpoint_and_adds_no_prompt(client: C
     annotator = _endpoint(dataset)
     client.force_login(researcher)
 
-    response = client.post(reverse(CHANGE, args=[annotator.pk]), _fields(dataset, model_name="llama-2"))
+    response = client.post(reverse(CHANGE, args=[annotator.pk]), admin_form_fields(dataset, model_name="llama-2"))
 
     assert response.status_code == 302, response.content.decode()[:2000]
     annotator.refresh_from_db()
@@ -159,10 +159,10 @@ def test_a_save_that_changes_nothing_leaves_no_entry_and_a_new_key_alone_leaves_
     client.force_login(researcher)
     change = reverse(CHANGE, args=[annotator.pk])
 
-    assert client.post(change, _fields(dataset)).status_code == 302
+    assert client.post(change, admin_form_fields(dataset)).status_code == 302
     assert not AuditEntry.objects.exists()
 
-    assert client.post(change, _fields(dataset, api_key="sk-replaced")).status_code == 302
+    assert client.post(change, admin_form_fields(dataset, api_key="sk-replaced")).status_code == 302
     annotator.refresh_from_db()
     assert annotator.sealed_api_key not in ("", "sealed-before")
     entry = AuditEntry.objects.get()

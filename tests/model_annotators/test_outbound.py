@@ -24,6 +24,7 @@ from model_annotators.prompts import DATA_NOTICE, DEFAULT_PROMPTS, fill, with_da
 from tests import factories
 
 from .conftest import API_KEY, LOOPBACK, answer, gold_pairs
+from .test_mutants_admin import admin_form_fields
 
 HUGE_BYTES = 150 * 1024 * 1024
 INWARD_URLS = [
@@ -207,23 +208,7 @@ def test_the_service_and_the_dashboard_form_refuse_an_inward_endpoint_with_a_cle
 def test_the_admin_refuses_an_inward_endpoint_and_audits_what_it_saves(client, researcher, settings):
     dataset = factories.dataset("admin-doors")
     client.force_login(researcher)
-    fields = {
-        "name": "lab vllm",
-        "dataset": dataset.pk,
-        "kind": "endpoint",
-        "base_url": "http://localhost:8000/v1",
-        "model_name": "llama",
-        "temperature": "0.0",
-        "requests_per_minute": "60",
-        "max_retries": "3",
-        "timeout_seconds": "30",
-        "price_per_million_input_tokens": "0",
-        "price_per_million_output_tokens": "0",
-        "currency": "USD",
-        "api_key": "sk-admin-secret",
-        "prompts-TOTAL_FORMS": "0",
-        "prompts-INITIAL_FORMS": "0",
-    }
+    fields = admin_form_fields(dataset, api_key="sk-admin-secret")
     add = reverse("admin:model_annotators_modelannotator_add")
     assert client.post(add, {**fields, "base_url": "http://169.254.169.254/v1"}).status_code == 200
     assert not ModelAnnotator.objects.exists()

@@ -12,6 +12,7 @@ from model_annotators.models import AnnotatorKind, ModelAnnotator, ModelLabel, P
 from tests import factories
 
 from .conftest import gold_pairs
+from .test_mutants_admin import admin_form_fields
 
 
 def endpoint_annotator(dataset, name="judge-llm"):
@@ -100,23 +101,8 @@ def test_a_researcher_registers_an_endpoint_in_the_admin_and_its_key_is_sealed(c
     client.force_login(researcher)
     response = client.post(
         reverse("admin:model_annotators_modelannotator_add"),
-        {
-            "name": "lab vllm",
-            "dataset": dataset.pk,
-            "kind": "endpoint",
-            "base_url": "http://localhost:8000/v1",  # loopback: allow-listed by the conftest
-            "model_name": "llama-3-8b-instruct",
-            "temperature": "0.0",
-            "requests_per_minute": "60",
-            "max_retries": "3",
-            "timeout_seconds": "30",
-            "price_per_million_input_tokens": "0",
-            "price_per_million_output_tokens": "0",
-            "currency": "USD",
-            "api_key": "sk-lab-secret-123",
-            "prompts-TOTAL_FORMS": "0",
-            "prompts-INITIAL_FORMS": "0",
-        },
+        # loopback: allow-listed by the conftest
+        admin_form_fields(dataset, model_name="llama-3-8b-instruct", api_key="sk-lab-secret-123"),
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     annotator = ModelAnnotator.objects.get(name="lab vllm")
