@@ -151,11 +151,7 @@ def checks_by_writer(worker_ids: Iterable[int], annotators: Collection[int] | No
     `annotators`: those annotators when the caller has read them."""
     from django.db.models import Count, Q
 
-    chosen: Any = (
-        ModelUse.objects.filter(writing_checks_annotator__isnull=False).values("writing_checks_annotator_id")
-        if annotators is None
-        else list(annotators)
-    )
+    chosen = writing_check_annotators() if annotators is None else list(annotators)
     rows = (
         WritingCheck.objects.filter(
             pair__author_id__in=list(worker_ids), annotator_id__in=chosen, outcome=Outcome.LABELLED
