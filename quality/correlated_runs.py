@@ -137,18 +137,25 @@ def correlated_group_of(worker: Worker, dataset_id: int) -> CorrelatedWorkerGrou
 # --- reads for the pages -------------------------------------------------------------------------
 
 
-def latest_groups(scope: Scope = EVERYTHING) -> list[dict[str, Any]]:
-    """The groups of the latest finished aggregation run of each dataset in scope, each with its
-    members (id, name, labels read), evidence, pairs waiting in the adjudication queue and its run."""
+def latest_run_ids(scope: Scope = EVERYTHING) -> list[int]:
+    """The latest finished aggregation run of each dataset in scope, in one statement."""
     from base.long_tasks import JobStatus
 
-    runs = AggregationRun.objects.filter(status=JobStatus.DONE)
-    runs = scope.filter(runs)
-    latest: dict[int, int] = {}
-    for run_id, dataset_id in runs.order_by("pk").values_list("pk", "dataset_id"):
-        latest[dataset_id] = run_id
+    runs = scope.filter(AggregationRun.objects.filter(status=JobStatus.DONE))
+    return sorted(runs.order_by("dataset_id", "-pk").distinct("dataset_id").values_list("pk", flat=True))
+
+
+def latest_groups(scope: Scope = EVERYTHING) -> list[dict[str, Any]]:
+    """The groups of the latest finished aggregation run of each dataset in scope (`groups_of_runs`)."""
+    return groups_of_runs(latest_run_ids(scope))
+
+
+def groups_of_runs(run_ids: list[int]) -> list[dict[str, Any]]:
+    """The groups of these runs, each with its members (id, name, labels read), evidence, pairs
+    waiting in the adjudication queue and its run. A run's groups, members and pairs are written in
+    its transaction (`save_check`) and never after, so a finished run's answer stays as it was."""
     groups = list(
-        CorrelatedWorkerGroup.objects.filter(run_id__in=latest.values())
+        CorrelatedWorkerGroup.objects.filter(run_id__in=run_ids)
         .select_related("run__dataset")
         .annotate(pairs=Count("decided_pairs"))
         .order_by("run__dataset__slug", "number")

@@ -1,9 +1,17 @@
 """The workers page: each worker's output, agreement with gold and median seconds per writing task."""
 
+import hashlib
+from collections.abc import Sequence
 from typing import Any
 
-from authorship.selectors import copies_by_writer, copy_clusters, typing_flagged_share_by_study_day
+from authorship.selectors import (
+    copies_by_writer,
+    copy_clusters,
+    typing_flagged_share_by_study_day,
+    typing_flags_by_worker,
+)
 from corpus.scope import EVERYTHING, Scope
+from quality.correlated_runs import groups_of_runs, latest_run_ids
 
 from ..figure_cache import cached, refreshable
 from ..worker_table import DEFAULT_SORT, SORTABLE, WorkerTable, table_with_count
@@ -37,3 +45,45 @@ def _authorship_figures(scope: Scope) -> dict[str, Any]:
         "copy_writers": copies_by_writer(scope),
         "copy_clusters": copy_clusters(scope),
     }
+
+
+def typing_of_writers(worker_ids: Sequence[int], scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
+    """How the page's writers typed their hypotheses (`authorship.selectors.typing_flags_by_worker`,
+    of the studies of `scope`). Summed from the maintained typing tally and sense scores, which every
+    writing submit moves: a figure of the figure cache per page of writers, computed at most once
+    per few seconds, as the page's authorship figures are."""
+    ids = list(worker_ids)
+    if not ids:
+        return {}
+    part = hashlib.sha256(",".join(str(pk) for pk in ids).encode()).hexdigest()[:32]
+    return cached("worker-typing", scope, lambda: typing_flags_by_worker(ids, scope), part=part)
+
+
+def correlated_groups(scope: Scope = EVERYTHING) -> list[dict[str, Any]]:
+    """The correlated groups of the latest finished aggregation run of each dataset in scope
+    (`quality.correlated_runs`), as the page shows them: plain rows. The runs are asked on every
+    request; their groups are kept in the figure cache per set of runs, because a finished run's
+    groups never change: a newer run is another set, and a participant's removal makes every kept
+    figure out of date."""
+    run_ids = latest_run_ids(scope)
+    if not run_ids:
+        return []
+    return cached("correlated-groups", scope, lambda: _shown_groups(run_ids), part=",".join(str(pk) for pk in run_ids))
+
+
+def _shown_groups(run_ids: list[int]) -> list[dict[str, Any]]:
+    return [
+        {
+            "run_id": row["group"].run_id,
+            "number": row["group"].number,
+            "dataset": row["dataset"].slug,
+            "members": [(worker.pk, str(worker)) for worker in row["members"]],
+            "shared": row["group"].shared,
+            "disagreements": row["group"].disagreements,
+            "expected_disagreements": row["group"].expected_disagreements,
+            "co_errors": row["group"].co_errors,
+            "pairs": row["pairs"],
+            "evidence": row["evidence"],
+        }
+        for row in groups_of_runs(run_ids)
+    ]

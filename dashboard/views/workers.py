@@ -2,10 +2,8 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
-from authorship.selectors import typing_flags_by_worker
 from dashboard.queries import workers as queries
 from dashboard.queries.quality import worker_quality_page
-from quality.correlated_runs import latest_groups
 from teams import access
 
 from .common import Scope, render_page, researcher_required
@@ -28,7 +26,7 @@ def workers(request: HttpRequest) -> HttpResponseBase:
     rows, sort = queries.workers_overview(scope.within, sort=request.GET.get("sort", "-pairs_written"))
     page = Paginator(rows, WORKERS_PER_PAGE).get_page(request.GET.get("page"))
     # How each writer's hypotheses were typed (authorship app): flagged of those with a record.
-    typing = typing_flags_by_worker((row["id"] for row in page.object_list), scope.teams_within)
+    typing = queries.typing_of_writers([row["id"] for row in page.object_list], scope.teams_within)
     page.object_list = [{**row, "typing": typing.get(row["id"])} for row in page.object_list]
     # The quality rows' page, with which of its workers are excluded in the scope's teams.
     quality_page, flags_as_of, excluded = worker_quality_page(scope.within, request.GET.get("qpage"), WORKERS_PER_PAGE)
@@ -63,5 +61,5 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         # and who shares what.
         **queries.authorship_figures(scope.teams_within),
         # Correlated errors: groups of the latest aggregation runs, members and evidence.
-        correlated_groups=latest_groups(scope.within),
+        correlated_groups=queries.correlated_groups(scope.within),
     )

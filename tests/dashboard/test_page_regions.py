@@ -44,7 +44,7 @@ STATEMENTS = {
 # answers and withdrawals; the bonus page's catch figures) are not read again, while the money
 # (tasks and bonuses owed, approved, paid) and what the pre-launch check reads are.
 WARM_STATEMENTS = {
-    "workers": 9,  # the quality rows, the artifact monitor, the model annotators' calibrations, which annotators check writing too
+    "workers": 7,  # the quality rows, the artifact monitor, the model annotators' calibrations, which annotators check writing, the writers' typing too
     "bonuses": 12,  # its catch pools and participants are the figure cache's too
     "validation study": 10,
     "writing study": 7,

@@ -2,7 +2,9 @@
 annotators check writing and the page of worker-quality rows in the figure cache, and each is out
 of date the moment its own rows are written: a refresh, an annotator or a calibration saved or
 deleted, a study choosing a writing checker, an exclusion, shows on the next page however long the
-cache's interval, while a page asked again within it reads none of them."""
+cache's interval, while a page asked again within it reads none of them. The correlated groups are
+kept per set of latest finished runs: a newer run shows at once; the page's writers' typing per
+page of writers, for the cache's interval."""
 
 from collections.abc import Callable
 from typing import Any
@@ -12,16 +14,21 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from artifacts.models import MonitorRefresh
+from authorship.selectors import typing_flags_by_worker
 from base.long_tasks import JobStatus
 from corpus.models import Dataset, Label, Worker, WorkerExclusion
 from corpus.scope import Scope
 from crowd.models import Study, TaskKind
 from dashboard.queries import model_annotators as queries
+from dashboard.queries import workers as workers_queries
 from dashboard.queries.quality import worker_quality_page
 from model_annotators.models import AnnotatorKind, Calibration, ModelAnnotator, ModelUse, Outcome, Verdict, WritingCheck
-from quality.models import WorkerFlagRow
+from quality.models import CorrelatedWorkerGroup, WorkerFlagRow
 from teams.models import Team
 from tests import factories
+from tests.authorship.test_researcher_views import write_with_one_pasted
+from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.quality.test_mutants_correlated_runs import a_run, stored_group
 
 from . import cost_factories
 
@@ -165,3 +172,58 @@ def test_a_page_asked_again_reads_none_of_the_kept_figures(client: Any, research
         assert f'"{table}"' not in statements, table
     # The quality rows are counted with their time; none is read.
     assert f'"{WorkerFlagRow._meta.db_table}"."figures"' not in statements
+
+
+def test_a_newer_finished_runs_groups_show_at_once_and_a_run_s_groups_are_read_once(
+    client: Any, researcher: Any, make_worker: Callable[..., Any]
+) -> None:
+    dataset = factories.dataset("kept-groups")
+    first, second, third = (make_worker(username=f"kept-member-{n}") for n in range(3))
+    client.force_login(researcher)
+    assert "No correlated group in the latest aggregation runs." in page(client, dataset)
+
+    earlier = a_run(dataset, JobStatus.DONE)
+    stored_group(earlier, 1, first, second)
+    shown = page(client, dataset)
+    assert f'data-run="{earlier.pk}"' in shown
+    assert f'<span data-worker="{first.pk}">kept-member-0</span>, <span data-worker="{second.pk}">' in shown
+    with CaptureQueriesContext(connection) as again:
+        assert f'data-run="{earlier.pk}"' in page(client, dataset)
+    statements = " ".join(query["sql"] for query in again.captured_queries)
+    assert f'"{CorrelatedWorkerGroup._meta.db_table}"' not in statements  # the run's groups are kept
+
+    running = a_run(dataset, JobStatus.RUNNING)
+    stored_group(running, 1, third)
+    assert f'data-run="{running.pk}"' not in page(client, dataset)  # a run still fitting is not shown
+
+    running.status = JobStatus.DONE
+    running.save()
+    shown = page(client, dataset)
+    assert f'data-run="{running.pk}"' in shown and f'data-run="{earlier.pk}"' not in shown
+    assert f'<span data-worker="{third.pk}">kept-member-2</span>' in shown
+
+    running.delete()
+    assert f'data-run="{earlier.pk}"' in page(client, dataset)  # the earlier run is the latest again
+
+
+def test_the_writers_typing_is_kept_per_page_of_writers_for_the_caches_interval(
+    make_worker: Callable[..., Any], settings: Any
+) -> None:
+    dataset, genre = writing_setup()
+    add_premises(dataset, genre, 2)
+    writer, other = make_worker(username="kept-paster"), make_worker(username="kept-other")
+    write_with_one_pasted(writer)
+    typed = {"written": 3, "flagged": 1, "no_evidence": 0}
+    assert workers_queries.typing_of_writers([writer.pk, other.pk]) == {writer.pk: typed}
+    assert workers_queries.typing_of_writers([]) == {}
+
+    write_with_one_pasted(other)
+    with CaptureQueriesContext(connection) as again:
+        assert workers_queries.typing_of_writers([writer.pk, other.pk]) == {writer.pk: typed}  # kept
+    assert not again.captured_queries
+    # Another page of writers is its own figure, read now.
+    other_typed = typing_flags_by_worker([other.pk])[other.pk]
+    assert other_typed["written"] == 3
+    assert workers_queries.typing_of_writers([other.pk]) == {other.pk: other_typed}
+    settings.DASHBOARD_CACHE_SECONDS = 0  # no interval: every page reads the tally
+    assert workers_queries.typing_of_writers([writer.pk, other.pk]) == {writer.pk: typed, other.pk: other_typed}
