@@ -400,7 +400,7 @@ CACHE_URL = os.environ.get("CACHE_URL", "")
 if CACHE_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "base.redis_cache.SharedClientRedisCache",
             "LOCATION": CACHE_URL,
             "KEY_PREFIX": "nli",
         }

@@ -125,7 +125,7 @@ def test_with_services_postgresql_answers_and_a_task_goes_to_the_broker_not_into
     assert answer["server"].startswith("PostgreSQL")
     assert answer["eager"] is False and answer["task_pid"] is None
     assert answer["queued_on_broker"] == 1  # the message waits on the broker for a worker
-    assert answer["cache"] == "RedisCache"
+    assert answer["cache"] == "SharedClientRedisCache"
     assert answer["sessions"] == "cached_db"
     assert answer["training_queue"] == "gpu"
     assert answer["artifacts_on_arrival"] is True  # a worker tags new pairs
