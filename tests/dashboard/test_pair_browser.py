@@ -53,6 +53,18 @@ def test_each_filter_finds_exactly_its_pairs(browsed):
     assert found(ds, worker="nobody") == []
 
 
+def test_the_ids_the_page_reads_first_find_what_the_subqueries_find(browsed):
+    """The page reads a worker's (or a flag's, a study's) pairs once, as the server's array literal:
+    the same pairs as the subquery a bulk action takes, none for nobody."""
+    ds, _ = browsed
+    for query in ({"worker": "alice"}, {"worker": "erin"}, {"worker": "nobody"}, {"worker": "erin", "gold": C}):
+        filters = PairFilters.from_query(query)
+        read = matching_pairs(Scope.of_dataset(ds), filters, read_ids=True)
+        assert "unnest" in str(read.query)  # the ids went in as a literal
+        assert sorted(read.values_list("hypothesis", flat=True)) == found(ds, **query), query
+    assert found(ds, worker="erin", gold=C) == ["h2"]
+
+
 def test_pages_go_by_pair_id(browsed):
     ds, _ = browsed
     first, after = page_of(ds, PairFilters(), page_size=3)
