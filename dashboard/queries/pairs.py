@@ -200,7 +200,8 @@ TEXT_IDS_SQL = """
     WITH hypotheses AS (
         SELECT pair_pk AS id FROM collection_pair_search WHERE upper(hypothesis) LIKE upper(%(like)s) LIMIT %(over)s
     ), premises AS (
-        SELECT id FROM collection_premise WHERE upper(text) LIKE upper(%(like)s) LIMIT %(over)s
+        SELECT id FROM collection_premise WHERE upper(text) LIKE upper(%(like)s)
+            AND (SELECT count(*) FROM hypotheses) <= %(cap)s LIMIT %(over)s
     ), of_premises AS (
         SELECT id FROM collection_pair WHERE premise_id IN (SELECT id FROM premises) LIMIT %(over)s
     )
@@ -220,14 +221,16 @@ def _like(text: str, *, around: str = "%") -> str:
 def text_match(text: str) -> TextMatch:
     """Where the pairs holding `text` (in the hypothesis or the premise, or as the pairID) come from:
     one statement over the trigram indexes (`collection_pair_search`, `premise_text_trgm`), each
-    part stopping after TEXT_IDS_CAP matches, so a common word costs what a rare one does. A text
-    of fewer than three characters has no trigram to look up: matched pair by pair."""
+    part stopping after TEXT_IDS_CAP matches, so a common word costs what a rare one does; the
+    premises are not read when the hypotheses already hold too many. A text of fewer than three
+    characters has no trigram to look up: matched pair by pair."""
     if len(text) < 3:
         return TextMatch(None)
     params: dict[str, str | int] = {
         "like": _like(text),
         "exact": _like(text, around=""),
         "text": text,
+        "cap": TEXT_IDS_CAP,
         "over": TEXT_IDS_CAP + 1,
     }
     with connection.cursor() as cursor:

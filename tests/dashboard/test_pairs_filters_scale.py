@@ -189,6 +189,7 @@ def test_the_text_filter_can_read_the_trigram_indexes(corpus):
         "like": "%quokka%",
         "exact": "quokka",
         "text": "quokka",
+        "cap": queries.TEXT_IDS_CAP,
         "over": queries.TEXT_IDS_CAP + 1,
     }
     with connection.cursor() as cursor:
@@ -197,3 +198,28 @@ def test_the_text_filter_can_read_the_trigram_indexes(corpus):
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "pair_search_hypothesis_trgm" in plan and "premise_text_trgm" in plan
     assert not re.search(r"Seq Scan on collection_pair\b", plan)
+
+
+def test_a_word_the_hypotheses_hold_too_often_reads_no_premise(corpus):
+    """Past the cap in the hypotheses the word is matched pair by pair anyway: the statement stops
+    before reading the premises' rows, and their pairs'."""
+    ds, workers = corpus
+    grow(ds, workers, 1)
+    many = Pair.objects.filter(hypothesis__icontains="hypothesis").count()
+    assert many > 3
+
+    def premise_reads(cap: int) -> str:
+        params: dict[str, str | int] = {
+            "like": "%hypothesis%",
+            "exact": "hypothesis",
+            "text": "hypothesis",
+            "cap": cap,
+            "over": cap + 1,
+        }
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + queries.TEXT_IDS_SQL, params)
+            plan = [row[0] for row in cursor.fetchall()]
+        return "\n".join(line for line in plan if "on collection_premise" in line)
+
+    assert "never executed" in premise_reads(3)
+    assert "never executed" not in premise_reads(many)
