@@ -26,7 +26,16 @@ LAUNCH_TRAINING = "modeling.add_trainingrun"
 CREATE_SNAPSHOTS = "modeling.add_snapshot"
 IMPORT_DATA = "importers.add_corpusimport"  # premise and corpus files uploaded on the dashboard
 CHANGE_STUDY = "crowd.change_study"  # a study set up on the dashboard (the group has crowd's permissions)
-RESEARCHER_ACTIONS = [RESEARCH_ACCESS, EXCLUDE_WORKERS, PAY_BONUSES, LABEL_REFERENCE_PAIRS, LAUNCH_TRAINING]
+# The audit log in the admin, as on the dashboard: their teams' entries, read only (audit/admin.py).
+READ_AUDIT_LOG = "audit.view_auditentry"
+RESEARCHER_ACTIONS = [
+    RESEARCH_ACCESS,
+    EXCLUDE_WORKERS,
+    PAY_BONUSES,
+    LABEL_REFERENCE_PAIRS,
+    LAUNCH_TRAINING,
+    READ_AUDIT_LOG,
+]
 # The group also gets every model permission of these apps, so its members can use the admin as the
 # superusers who ran studies before the group existed did (auth's own models stay out: no member
 # can grant rights).

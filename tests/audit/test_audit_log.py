@@ -179,6 +179,15 @@ def test_the_audit_page_csv_and_api_show_the_users_teams_only(client, django_use
     assert [row["reason"] for row in api] == ["why-ours"]
     audit.record("worker.readmitted", subject_label="shared", reason="why-shared")  # no team: every team's
     assert "why-shared" in client.get(reverse("dashboard:audit")).content.decode()
+    # The admin, with the group's permissions alone: the same entries, read only.
+    admin_list = client.get(reverse("admin:audit_auditentry_changelist"))
+    assert admin_list.status_code == 200
+    assert {entry.reason for entry in admin_list.context["cl"].result_list} == {"why-ours", "why-shared"}
+    ours = AuditEntry.objects.get(reason="why-ours")
+    assert client.get(reverse("admin:audit_auditentry_change", args=[ours.pk])).status_code == 200
+    assert client.get(reverse("admin:audit_auditentry_add")).status_code == 403
+    theirs_entry = AuditEntry.objects.get(reason="why-theirs")
+    assert client.get(reverse("admin:audit_auditentry_change", args=[theirs_entry.pk])).status_code == 302
 
 
 def test_command_line_imports_of_pairs_and_premises_are_recorded_for_the_datasets_team(tmp_path):

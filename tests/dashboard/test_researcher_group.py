@@ -15,6 +15,7 @@ from base.permissions import (
     LABEL_REFERENCE_PAIRS,
     LAUNCH_TRAINING,
     PAY_BONUSES,
+    READ_AUDIT_LOG,
     RESEARCH_ACCESS,
     RESEARCHER_GROUP,
     ensure_researcher_group,
@@ -151,6 +152,15 @@ def test_the_data_migration_creates_the_group_with_its_permissions():
     assert {RESEARCH_ACCESS, EXCLUDE_WORKERS, PAY_BONUSES, LABEL_REFERENCE_PAIRS, LAUNCH_TRAINING} <= granted
     assert not {name for name in granted if name.startswith("auth.")}, "members must not be able to grant rights"
     assert ensure_researcher_group() == group  # idempotent
+
+
+def test_a_group_made_before_the_audit_admin_reads_the_audit_log_after_its_migration():
+    group = ensure_researcher_group()
+    group.permissions.remove(permission(READ_AUDIT_LOG))  # as the group's first migration left it
+    migration = importlib.import_module("dashboard.migrations.0004_researchers_read_the_audit_log")
+    migration.Migration.operations[0].code(django_apps, None)
+    assert group.permissions.filter(pk=permission(READ_AUDIT_LOG).pk).exists()
+    assert not group.permissions.filter(content_type__app_label="audit").exclude(codename="view_auditentry").exists()
 
 
 def test_the_data_migration_run_on_the_real_registry_leaves_permissions_makeable(django_user_model):
