@@ -57,18 +57,22 @@ def local_folder(kind: FileKind) -> Path:
     return Path(settings.DATA_DIR) / kind
 
 
-def file_storage(kind: FileKind) -> Storage:
-    """The storage that keeps files of `kind`: object storage when configured, else the local folder."""
+def _known(kind: FileKind) -> FileKind:
     if kind not in FILE_KINDS:
         raise ValueError(f"unknown kind of file: {kind!r}")
-    if kind in settings.STORAGES:
+    return kind
+
+
+def file_storage(kind: FileKind) -> Storage:
+    """The storage that keeps files of `kind`: object storage when configured, else the local folder."""
+    if _known(kind) in settings.STORAGES:
         return storages[kind]
     return FileSystemStorage(location=local_folder(kind))
 
 
 def is_shared(kind: FileKind) -> bool:
     """Whether files of `kind` are in object storage (every host reads them) rather than on this host's disk."""
-    return kind in settings.STORAGES
+    return _known(kind) in settings.STORAGES
 
 
 def local_path(storage: Storage, name: str) -> str | None:

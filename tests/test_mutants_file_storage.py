@@ -69,6 +69,8 @@ def test_an_unknown_kind_is_refused_by_name_even_when_a_storage_of_that_name_is_
     }
     with pytest.raises(ValueError, match=r"^unknown kind of file: 'models'$"):
         file_storage(cast(FileKind, "models"))
+    with pytest.raises(ValueError, match=r"^unknown kind of file: 'models'$"):
+        is_shared(cast(FileKind, "models"))  # not "shared" because a storage of that name is configured
 
 
 def test_the_aliases_are_one_bucket_each_kind_its_prefix_with_the_connection_given():
