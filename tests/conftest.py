@@ -19,6 +19,8 @@ import pytest
 from django.conf import settings
 from django.db.models.signals import post_migrate
 
+from tests.worker_publish_log import FROM_A_ROLLED_BACK_TEST
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("NLI_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -619,17 +621,40 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
         return
     log_path = Path(os.environ.get("CELERY_TEST_LOG", f"/tmp/nli-test-celery-worker{xdist_suffix()}.log"))
     data_dir = tmp_path_factory.mktemp("celery-worker-data")
+    empty_the_suites_broker()
     process = start_celery_worker(f"test-{os.getpid()}", "default,gpu", log_path, {"DATA_DIR": str(data_dir)})
     yield process
     stop_celery_worker(process)
+    empty_the_suites_broker()
+
+
+def empty_the_suites_broker():
+    """Drop every message on this test process's broker database (its own: annotation_site/
+    test_settings.py). A worker that stops puts the tasks it held for later (a countdown's) back on
+    the queue, and the revocations of an earlier run live only in the memory of that run's workers:
+    the next session's worker would run them on its own test database, in the middle of a test."""
+    import redis
+
+    redis.Redis.from_url(broker_url()).flushdb()
 
 
 # The ids of the tasks this process published during the running test (Celery's before_task_publish).
 _published_by_this_test: list[str] = []
 
 
+# Whether the running test's rows are one transaction rolled back at its end (pytest-django's `db`).
+_test_rolls_back: list[bool] = [False]
+
+
 def _note_published_task(sender=None, headers=None, **kwargs):
-    _published_by_this_test.append((headers or {}).get("id", ""))
+    """Note the task's id; one published inside a test's rolled-back transaction is marked so the
+    suite's workers never run it (tests/worker_publish_log.py): the worker cannot see the test's rows,
+    and would commit what it computed from the rows other tests left."""
+    if headers is None:
+        return
+    _published_by_this_test.append(headers.get("id", ""))
+    if _test_rolls_back[0]:
+        headers[FROM_A_ROLLED_BACK_TEST] = "1"
 
 
 def revoke_tasks_left_behind():
@@ -640,9 +665,9 @@ def revoke_tasks_left_behind():
     refresh a few seconds on) or one still waiting in the queue when it ended would otherwise run in
     the next test, on the same database, and commit what it computed from the rows the flush left:
     a worker-quality page then showed that refresh's empty rows. A revoked task the worker has not
-    started is discarded when it is taken or its time comes; one already running finishes. The
-    tasks the suite's workers published themselves (tests/worker_publish_log.py) are revoked too;
-    one a task still running at the test's end publishes later is the next test's to revoke."""
+    started is discarded when it is taken or its time comes; one already running is waited for.
+    The tasks the suite's workers published themselves (tests/worker_publish_log.py) are revoked
+    too, those a running task published before it ended included."""
     from base import task_queue
 
     ids = [task_id for task_id in _published_by_this_test if task_id]
@@ -654,17 +679,58 @@ def revoke_tasks_left_behind():
 
     from tests.worker_publish_log import take_published
 
-    ids += take_published(redis.Redis.from_url(broker_url()))
-    if ids:
-        from annotation_site.celery import app
+    client = redis.Redis.from_url(broker_url())
+    ids += take_published(client)
+    from annotation_site.celery import app
 
+    # A revoked task already running would finish during the next test and commit what it
+    # computed from the rows the flush left (a worker-flag refresh's scope row, which that test's
+    # page then took as fresh).
+    for _ in range(REVOKE_ROUNDS):
+        if not ids:
+            return
         app.control.revoke(ids)
+        _wait_until_none_runs(app, set(ids))
+        ids = take_published(client)
+
+
+# How many times a teardown revokes what running tasks published, and how long it waits for them.
+REVOKE_ROUNDS = 5
+RUNNING_TASK_WAIT_SECONDS = 30.0
+
+# The Celery workers the suite started and has not stopped (start_celery_worker, stop_celery_worker).
+_running_workers: list["CeleryWorkerProcess"] = []
+
+
+def _wait_until_none_runs(app, ids):
+    """Until no worker the suite runs is executing one of `ids` (at most RUNNING_TASK_WAIT_SECONDS)."""
+    nodes = [process.nodename for process in _running_workers if process.poll() is None]
+    if not nodes:
+        return
+    deadline = time.monotonic() + RUNNING_TASK_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        asked = app.control.inspect(destination=nodes, timeout=1.0, limit=len(nodes))
+        # Taken (reserved) as well as running: a task handed to the pool before its revocation still runs.
+        replies = [*(asked.active() or {}).values(), *(asked.reserved() or {}).values()]
+        if not {task["id"] for tasks in replies for task in tasks or ()} & ids:
+            return
+        time.sleep(0.05)
 
 
 @pytest.fixture(autouse=True)
-def _no_task_outlives_its_test():
+def _no_task_outlives_its_test(request):
+    """Revoke what the test left behind (`revoke_tasks_left_behind`) before its database is rolled
+    back or flushed: a task still running then would commit what it computed from the emptied
+    tables, and the next test would read it. The test's database fixture is set up before this one
+    (`_reference_data` asks for it), so this teardown runs before that fixture's."""
     from celery.signals import before_task_publish
 
+    names = set(request.fixturenames)
+    marker = request.node.get_closest_marker("django_db")
+    transactional = bool({"transactional_db", "live_server"} & names) or bool(
+        marker is not None and marker.kwargs.get("transaction")
+    )
+    _test_rolls_back[0] = not transactional and ("db" in names or marker is not None)
     before_task_publish.connect(_note_published_task, weak=False, dispatch_uid="tests.published_tasks")
     _published_by_this_test.clear()
     yield
@@ -753,6 +819,7 @@ def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1, w
     )
     process.log_path, process.log, process.nodename = log_path, log, nodename
     process.data_dir = Path(env["DATA_DIR"])  # its disk: a test sharing it with the worker sets DATA_DIR to it
+    _running_workers.append(process)
     return wait_until_answering(process) if wait else process
 
 
@@ -784,6 +851,8 @@ def stop_celery_worker(process, sig=signal.SIGTERM, timeout=20, whole_group=True
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
     process.log.close()
+    if process in _running_workers:
+        _running_workers.remove(process)
 
 
 def wait_for(predicate, timeout=60.0, interval=0.25, message="condition"):

@@ -121,3 +121,20 @@ def test_a_task_the_worker_queued_itself_is_revoked_when_the_test_ends(transacti
     revoke_tasks_left_behind()
     with pytest.raises(TaskRevokedError):
         waiting.get(timeout=30)
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db
+def test_a_task_published_inside_a_rolled_back_test_never_runs_in_the_suites_worker(celery_worker_process):
+    """The worker cannot see a `db` test's rows (one transaction, rolled back at its end): what it
+    computed would be from the rows other tests committed, and would stay committed after the test.
+    So the suite's worker discards such a task as revoked when it arrives."""
+    from celery.exceptions import TaskRevokedError
+
+    from tests.conftest import needs_broker
+
+    needs_broker()
+    published = health_check.delay("corpus.Dataset", 1)
+    with pytest.raises(TaskRevokedError):
+        published.get(timeout=30)
+    assert f"Discarding revoked task: base.health_check[{published.id}]" in celery_worker_process.log_path.read_text()
