@@ -112,15 +112,13 @@ def cause_expression() -> Case:
 def describe_causes(counts: dict[str, int]) -> str:
     """'3 catch trials answered as the researchers did and 1 verified example that fooled the model'."""
     parts = [
-        CAUSE_BY_KEY[key].count(n) for key, n in sorted(counts.items(), key=lambda item: _cause_order(item[0])) if n
+        CAUSE_BY_KEY[key].count(n)
+        for key, n in sorted(counts.items(), key=lambda item: list(CAUSE_BY_KEY).index(item[0]))
+        if n
     ]
     if len(parts) <= 1:
         return "".join(parts)
     return ", ".join(parts[:-1]) + " and " + parts[-1]
-
-
-def _cause_order(key: str) -> int:
-    return list(CAUSE_BY_KEY).index(key)
 
 
 class PaymentRefused(ValueError):
@@ -397,9 +395,7 @@ def _study_summaries_queryset() -> QuerySet[Study]:
 
 def _prolific_key(entry: BonusEntry | UnpaidLine) -> str | None:
     """The Prolific file's line an unpaid bonus goes on (its participant id), or None."""
-    if entry.worker.market == Market.PROLIFIC and entry.worker.external_id:
-        return entry.worker.external_id
-    return None
+    return entry.worker.external_id if entry.worker.market == Market.PROLIFIC and entry.worker.external_id else None
 
 
 def _mturk_key(entry: BonusEntry | UnpaidLine) -> tuple[str, str] | None:
@@ -414,11 +410,7 @@ PAYMENT_FILES = ("prolific", "mturk", "left-out")
 
 def file_of(entry: BonusEntry | UnpaidLine) -> str:
     """The payment file that lists an unpaid bonus: "prolific", "mturk", or "left-out" (in neither)."""
-    if _prolific_key(entry) is not None:
-        return "prolific"
-    if _mturk_key(entry) is not None:
-        return "mturk"
-    return "left-out"
+    return "prolific" if _prolific_key(entry) is not None else "mturk" if _mturk_key(entry) is not None else "left-out"
 
 
 def left_out_because(entry: BonusEntry | UnpaidLine) -> str:
