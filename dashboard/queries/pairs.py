@@ -85,6 +85,7 @@ PATTERNS = {
 # genre's pairs found premise by premise, or walked in id order, and tested against a sparse
 # pattern read every pair of the genre.
 PATTERNS_INDEXED = ("unanimous", "no_gold", "split_221", "gold_ne_author")
+NARROWING = ("text", "genre", "split", "worker", "writer", "study", "flag", "gold", "pattern")
 
 
 @dataclass
@@ -106,28 +107,13 @@ class PairFilters:
     @property
     def narrows(self) -> bool:
         """Whether any filter is set: a bulk action never acts on every pair by an empty form."""
-        return any(
-            (
-                self.text,
-                self.genre,
-                self.split,
-                self.worker,
-                self.writer,
-                self.study,
-                self.flag,
-                self.gold,
-                self.pattern,
-            )
-        )
+        return any(getattr(self, name) for name in NARROWING)
 
     @classmethod
     def from_query(cls, params: Mapping[str, str], *, genres: Collection[str] | None = None) -> Self:
         """The filters of `params`. `genres`: the genres' slugs, when the caller has them (else
         the genre named is looked up)."""
-        values = {
-            name: (params.get(name) or "").strip()[:200]
-            for name in ("text", "genre", "split", "worker", "writer", "study", "flag", "gold", "pattern")
-        }
+        values = {name: (params.get(name) or "").strip()[:200] for name in NARROWING}
         unknown = []
         genre = values["genre"]
         if genre and not (genre in genres if genres is not None else Genre.objects.filter(slug=genre).exists()):
@@ -266,18 +252,16 @@ def _ids_literal(ids: QuerySet[Any]) -> str:
         return str(cursor.fetchone()[0])
 
 
-def _in(ids: QuerySet[Any] | list[int], *, read: bool = False) -> Any:
-    """`pk = ANY(ids)`: each id looked up by the primary key, in id order, so a page stops after
-    its pairs (as `IN (subquery)` the planner may hash the ids and read every pair against them).
-    `read`: the queryset's ids are read now (one statement over the rows that hold them), so the
-    page and its count take them as one array instead of each reading them again."""
-    if isinstance(ids, list) or read:
-        # One array literal behind a subquery: as ARRAY[...] of 20,000 ids (a flag's) the server
-        # parsed and the planner weighed each id, longer than the page took to run.
-        literal = "{" + ",".join(str(pk) for pk in ids) + "}" if isinstance(ids, list) else _ids_literal(ids)
-        array = RawSQL("ARRAY(SELECT unnest(%s::bigint[]))", (literal,), output_field=ArrayField(BigIntegerField()))
-        return EqualsAny(F("pk"), array)
-    return EqualsAny(F("pk"), ArraySubquery(ids))
+def _any_of(literal: str) -> Any:
+    """`pk = ANY(ids)` over an array literal: each id looked up by the primary key, in id order, so
+    a page stops after its pairs. One literal behind a subquery: as ARRAY[...] of 20,000 ids (a
+    flag's) the server parsed and the planner weighed each id, longer than the page took to run."""
+    array = RawSQL("ARRAY(SELECT unnest(%s::bigint[]))", (literal,), output_field=ArrayField(BigIntegerField()))
+    return EqualsAny(F("pk"), array)
+
+
+def _literal_size(literal: str) -> int:
+    return 0 if literal == "{}" else literal.count(",") + 1
 
 
 # A genre (with the split) of more pairs than this is walked in id order, the genre a condition:
@@ -289,6 +273,20 @@ def _genre_pairs(scope: Scope, filters: PairFilters) -> int:
     """The pairs of the filters' genre and split, from the pair tally (one small statement)."""
     rows = tallies.pair_counts(scope.with_split(filters.split), by=("genre__slug",))
     return sum(n for genre, n in rows if genre == filters.genre)
+
+
+# The filters that are a set of pair ids read from their own rows (a word's when it is rare).
+ID_SET_FILTERS = ("text", "worker", "study", "flag")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The pairs the filters select, their id sets read (the page's reads), and how many pairs
+    those sets hold when one set alone narrows every dataset and split: each id is a distinct
+    pair's, so that is the count, with no statement."""
+
+    pairs: QuerySet[Pair]
+    lone_set_size: int | None = None
 
 
 def matching_pairs(
@@ -305,7 +303,30 @@ def matching_pairs(
     the caller has it. `read_ids`: those sets (and a rare word's pairs, from the trigram indexes)
     are read now, once, into the queryset (the page's reads); without, they are subqueries and
     conditions, read when the queryset is (a bulk action's, in its transaction)."""
-    filters = filters or PairFilters()
+    return _matching(scope, filters or PairFilters(), text=text, read_ids=read_ids)[0]
+
+
+def select_pairs(scope: Scope, filters: PairFilters, *, text: TextMatch | None = None) -> Selection:
+    """`matching_pairs` with its id sets read, for a page and its count."""
+    pairs, sizes = _matching(scope, filters, text=text, read_ids=True)
+    narrowing = [name for name in NARROWING if getattr(filters, name)]
+    alone = scope.is_everything and scope.split is None and len(sizes) == 1 and len(narrowing) == 1
+    return Selection(pairs, sizes[0] if alone and narrowing[0] in ID_SET_FILTERS else None)
+
+
+def _matching(
+    scope: Scope, filters: PairFilters, *, text: TextMatch | None, read_ids: bool
+) -> tuple[QuerySet[Pair], list[int]]:
+    """`matching_pairs`, and how many ids each set it read holds."""
+    sizes: list[int] = []
+
+    def among(ids: QuerySet[Any] | list[int]) -> Any:
+        if not (read_ids or isinstance(ids, list)):
+            return EqualsAny(F("pk"), ArraySubquery(ids))
+        literal = "{" + ",".join(str(pk) for pk in ids) + "}" if isinstance(ids, list) else _ids_literal(ids)
+        sizes.append(_literal_size(literal))
+        return _any_of(literal)
+
     pairs = pairs_in(scope.with_split(filters.split))
     walked = False  # a genre too large to be found from its premises
     if filters.genre:
@@ -330,16 +351,16 @@ def matching_pairs(
     if filters.text:
         # A bulk action (no `read_ids`) tests the text pair by pair inside its transaction.
         found = text or (text_match(filters.text) if read_ids else TextMatch(None))
-        pairs = pairs.filter(_text_condition(filters.text) if found.ids is None else _in(found.ids))
+        pairs = pairs.filter(_text_condition(filters.text) if found.ids is None else among(found.ids))
     if filters.worker:
-        pairs = pairs.filter(_in(_by_worker(_workers_named(filters.worker)), read=read_ids))
+        pairs = pairs.filter(among(_by_worker(_workers_named(filters.worker))))
     if filters.writer:
         pairs = pairs.filter(author_id__in=_workers_named(filters.writer))
     if filters.study:
-        pairs = pairs.filter(_in(_by_study(filters.study), read=read_ids))
+        pairs = pairs.filter(among(_by_study(filters.study)))
     if filters.flag:
-        pairs = pairs.filter(_in(_by_flag(filters.flag), read=read_ids))
-    return pairs
+        pairs = pairs.filter(among(_by_flag(filters.flag)))
+    return pairs, sizes
 
 
 # Counted exactly up to this many; beyond, the page says "more than" (a bulk action then asks for
@@ -412,25 +433,41 @@ def _tally_count(scope: Scope, filters: PairFilters) -> int:
     return total
 
 
+def count_first(filters: PairFilters, selection: Selection, *, exact: bool) -> bool:
+    """Whether the page's count is read before its first page: an exact count asked for, a later
+    page's (the count is from the first pair), or one that costs no walk (the tally's, a lone id
+    set's), which spares the page's walk when nothing matches. Any other is the first page's own
+    when it holds every match."""
+    return exact or filters.after > 0 or _tallied(filters) or selection.lone_set_size is not None
+
+
 def count_matching(
     scope: Scope,
     filters: PairFilters,
     *,
     text: TextMatch | None = None,
     exact: bool = False,
-    pairs: QuerySet[Pair] | None = None,
+    selection: Selection | None = None,
+    first_page: tuple[int, bool] | None = None,
 ) -> Matched:
     """How many pairs the filters match, in a time set by the answer, not the corpus: filters that
     are all keys of the pair tally from the tally (exact); any other from their pairs, counted up
     to COUNT_CAP (over a common word's pairs, up to a page's worth: `more than`). `exact`: count
-    every match whatever it costs (a bulk action's count). `pairs`: `matching_pairs`' queryset,
-    when the caller has it."""
-    pairs = matching_pairs(scope, filters, text=text) if pairs is None else pairs
+    every match whatever it costs (a bulk action's count). `selection`: `select_pairs`' answer,
+    when the caller has it. `first_page`: (the pairs the page from the first pair showed, whether
+    more follow), when it was read: with none to follow, they are the count."""
+    if selection is not None and selection.lone_set_size is not None:
+        return Matched(selection.lone_set_size, True)
+    pairs = matching_pairs(scope, filters, text=text) if selection is None else selection.pairs
     if exact:
         return Matched(pairs.count(), True)
     if _tallied(filters):
         return Matched(_tally_count(scope, filters), True)
+    if first_page is not None and not first_page[1]:
+        return Matched(first_page[0], True)
     common_word = filters.text and (text or text_match(filters.text)).ids is None
+    if common_word and first_page is not None:
+        return Matched(PAGE_SIZE, False)
     cap = PAGE_SIZE if common_word else COUNT_CAP
     found = pairs.order_by()[: cap + 1].count()
     return Matched(min(found, cap), found <= cap)

@@ -35,16 +35,19 @@ def pairs(request: HttpRequest) -> HttpResponseBase:
     # the page showed, so it is offered only beside an exact one.
     exact = request.GET.get("count") == "exact"
     # The filters' sets of pairs (a worker's, a flag's, a study's) read once for the count and the page.
-    chosen = queries.matching_pairs(scope.within, filters, text=text, read_ids=True)
-    matched = (
-        queries.count_matching(scope.within, filters, text=text, exact=exact, pairs=chosen) if filters.narrows else None
-    )
+    chosen = queries.select_pairs(scope.within, filters, text=text)
+    matched = None
+    if filters.narrows and queries.count_first(filters, chosen, exact=exact):
+        matched = queries.count_matching(scope.within, filters, text=text, exact=exact, selection=chosen)
     page: list[pair_page.PairShown]
     next_after: int | None
     if matched is not None and matched.exact and matched.count == 0:
         page, next_after = [], None  # nothing to look for: a walk would read every pair to find no match
     else:
-        page, next_after = pair_page.pair_rows(chosen, after=filters.after, writing_checks=form.writing_checks)
+        page, next_after = pair_page.pair_rows(chosen.pairs, after=filters.after, writing_checks=form.writing_checks)
+    if filters.narrows and matched is None:
+        shown = (len(page), next_after is not None)
+        matched = queries.count_matching(scope.within, filters, text=text, selection=chosen, first_page=shown)
     return render_page(
         request,
         "dashboard/pairs.html",
