@@ -9,9 +9,7 @@ from django.db.models import Model
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
-from .models import (
-    ImportRun,
-)
+from .models import ImportRun
 
 
 def short(text: str, *, words: int = 14) -> str:

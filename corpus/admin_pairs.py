@@ -38,6 +38,8 @@ from .models import (
     ValidationLabel,
 )
 
+PROVENANCE_COLUMNS = ("corpus", "corpus_sent_id", "corpus_license", "creation_approach", "type_of_inference", "source")
+
 
 class FixedChoicesFilter(admin.SimpleListFilter):
     """A filter whose choices are known in advance, so Django never scans the table for them."""
@@ -122,43 +124,16 @@ class PairProvenanceInline(ReadOnlyInline[PairProvenance, Pair], admin.StackedIn
     """Where a recast or imported pair came from (DNC metadata); read only, written by the import."""
 
     model = PairProvenance
-    fields = [
-        "corpus",
-        "corpus_sent_id",
-        "corpus_license",
-        "creation_approach",
-        "type_of_inference",
-        "source",
-        "metadata_record",
-    ]
+    fields = [*PROVENANCE_COLUMNS, "metadata_record"]
 
 
 @admin.register(PairProvenance)
 class PairProvenanceAdmin(admin.ModelAdmin[PairProvenance]):
-    list_display = [
-        "pair",
-        "corpus",
-        "corpus_sent_id",
-        "corpus_license",
-        "creation_approach",
-        "type_of_inference",
-        "source",
-    ]
+    list_display = ["pair", *PROVENANCE_COLUMNS]
     list_filter = ["creation_approach", "type_of_inference", "corpus", "pair__dataset"]
     list_select_related = ["pair"]
     search_fields = ["pair__pair_id", "corpus_sent_id", "corpus"]
-    readonly_fields = [
-        "pair",
-        "corpus",
-        "corpus_sent_id",
-        "corpus_license",
-        "creation_approach",
-        "type_of_inference",
-        "source",
-        "json_style",
-        "data_record",
-        "metadata_record",
-    ]
+    readonly_fields = ["pair", *PROVENANCE_COLUMNS, "json_style", "data_record", "metadata_record"]
     show_full_result_count = False
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -310,12 +285,10 @@ class PairAdmin(admin.ModelAdmin[Pair]):
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[Any], search_term: str
     ) -> tuple[QuerySet[Pair], bool]:
-        """A rare word is matched through the trigram indexes (migrations
-        0007_trigram_search, 0018_pair_search_table): a UNION of pair ids whose hypothesis or
-        pairID, or whose premise's text or promptID, contain it, so no search reads every pair. A common word ("dog", in a
-        third of the pairs) would make that UNION hundreds of thousands of ids long: it is tested
-        on each pair instead, newest first, which finds a page of matches after a few hundred
-        pairs (the count stops at SEARCH_COUNT_CAP)."""
+        """A rare word is matched through the trigram indexes: a UNION of pair ids whose hypothesis or
+        pairID, or whose premise's text or promptID, contain it. A common word ("dog", in a third of
+        the pairs) would make that UNION hundreds of thousands of ids long: it is tested on each
+        pair instead, newest first (the count stops at SEARCH_COUNT_CAP)."""
         for word in smart_split(search_term):
             word = unescape_string_literal(word) if word[:1] in ('"', "'") and word[-1:] == word[:1] else word
             if not word:

@@ -1,13 +1,13 @@
 """Agreement statistics of validated pairs (MultiNLI Table 2 / 3, SNLI Table 3), in the database.
 
-Everything is one grouped statement over the maintained aggregates (`corpus.tallies.PairTally`:
-pairs per genre, author label and counters, moved with every label), a few hundred rows whatever
-the number of pairs; the sums are taken in Python over its rows. `source="pairs"` groups the
-pairs' own counters instead (the same figures; what the tests compare with). The definitions, one line per
-figure, are in docs/statistics.md; in short, fractions are over the pairs that have all five
-labels, and a "label" there is any of the five, the author's included, except where said.
+Everything is one grouped statement over the maintained aggregates (`corpus.tallies.PairTally`),
+a few hundred rows whatever the number of pairs, summed in Python. `source="pairs"` groups the
+pairs' own counters instead (the same figures; what the tests compare with). The definitions are
+in docs/statistics.md: fractions are over the pairs that have all five labels, and a "label" there
+is any of the five, the author's included, except where said.
 """
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -80,12 +80,8 @@ def _kappas(
     categories: Sequence[str] = THREE_WAY,
     scheme: str | None = None,
 ) -> dict[str, float | None]:
-    """Overall κ over the scheme's categories; per class κ of the 2-category table (class, rest).
-
-    Three-way: the three labels. Two-way and ordinal: entailed / not-entailed (their two stored
-    labels, corpus.labels), named in the scheme's words; with two categories the per-class κ
-    equals the overall one.
-    """
+    """Overall κ over the scheme's categories; per class κ of the 2-category table (class, rest),
+    named in the scheme's words (with two categories it equals the overall one)."""
     n = LABELS_PER_PAIR
     result = {
         "overall": fleiss_kappa_from_sums(
@@ -103,11 +99,8 @@ def _kappas(
 
 
 def ordinal_kappa(pairs: QuerySet[Pair]) -> float | None:
-    """Fleiss κ over the five ratings 1–5 of the five-label pairs of an ordinal dataset.
-
-    Read from the label table (the counters hold the mapped labels only), one grouped statement:
-    (pair, rating) -> count. Ordinal datasets are small (DNC's kg_relations: 2.5k dev pairs).
-    """
+    """Fleiss κ over the five ratings 1–5 of the five-label pairs of an ordinal dataset, from the
+    label table (the counters hold the mapped labels only). Ordinal datasets are small."""
     five_pairs = pairs.filter(FIVE).values("pk")
     rows = (
         ValidationLabel.objects.filter(pair_id__in=five_pairs, ordinal__isnull=False)
@@ -137,8 +130,7 @@ VOTES = ("entailment_votes", "neutral_votes", "contradiction_votes")
 
 
 def _vote_histogram(scope: Scope, source: str) -> list[tuple[str, str, Sequence[int], int]]:
-    """[(split, genre slug, votes per label, pairs)]: one grouped read, over the maintained
-    aggregates (they group pairs by their vote counters) or, with source="pairs", the pairs."""
+    """[(split, genre slug, votes per label, pairs)]: one grouped read of the tallies or the pairs."""
     if source == "tallies":
         rows = tallies.pair_counts(scope, by=("split", "genre__slug", *VOTES), scheme=labels_scheme_of_scope(scope))
     else:
@@ -153,9 +145,8 @@ def _vote_histogram(scope: Scope, source: str) -> list[tuple[str, str, Sequence[
 
 
 def _ordinal_histogram(scope: Scope) -> list[tuple[str, str, Sequence[int], int]]:
-    """[(split, genre slug, ratings 1..5 given, pairs)] of an ordinal dataset, from the label
-    table (the counters hold the two-way mapping only): per pair its count of each rating, then
-    pairs grouped by those counts, in one statement. The labels the counters count (`in_gold`)."""
+    """[(split, genre slug, ratings 1..5 given, pairs)] of an ordinal dataset, from the label table
+    (`in_gold`): per pair its count of each rating, then pairs grouped by those counts."""
     per_pair = (
         ValidationLabel.objects.filter(pair__in=pairs_in(scope), ordinal__isnull=False)
         .filter(in_gold())
@@ -207,13 +198,12 @@ def krippendorff_alpha(
     *,
     histogram: Histogram | None = None,
 ) -> dict[str, Any]:
-    """Krippendorff's α over every pair with at least two labels (however many it has), overall,
-    per split and per genre, each with the pairs it covers and their share of the scope.
+    """Krippendorff's α over every pair with at least two labels, overall, per split and per genre,
+    each with the pairs it covers and their share of the scope.
 
-    `nominal`: over the scheme's stored categories (three-way: the three labels; two-way and
-    ordinal: entailed / not-entailed). An ordinal dataset adds `ordinal`: α with Krippendorff's
-    ordinal metric over the 1–5 ratings. One grouped read each (corpus/alpha.py does the sums);
-    `histogram` (split, genre, votes, pairs) is that read when the caller has made it already.
+    `nominal`: over the scheme's stored categories. An ordinal dataset adds `ordinal`: α with
+    Krippendorff's ordinal metric over the 1–5 ratings. `histogram` (split, genre, votes, pairs) is
+    the vote read when the caller has made it already.
     """
     scheme: str = scope.one.label_scheme if scope.one is not None else scheme_labels.THREE_WAY_SCHEME
     categories = scheme_labels.stored_categories(scheme)
@@ -231,9 +221,8 @@ def krippendorff_alpha(
 
 
 def _grouped_counts(pairs: QuerySet[Pair]) -> Iterable[Mapping[str, Any]]:
-    """One pass over the pairs: counts per (genre, author label, gold label, votes of a
-    five-label pair). A few hundred rows at most whatever the corpus's size; every figure of the
-    report is a sum over them (the three separate aggregates this replaces read the pairs thrice)."""
+    """One pass over the pairs: counts per (genre, author label, gold label, votes of a five-label
+    pair), a few hundred rows whatever the corpus's size; every figure of the report sums them."""
     counts: Iterable[Mapping[str, Any]] = (
         pairs.values("premise__genre__slug", "author_label", "gold_label")
         .annotate(
@@ -251,8 +240,7 @@ FIVE_VOTES = ("is_five", "e", "nu", "c")
 
 
 def _five_votes() -> dict[str, Case]:
-    """FIVE_VOTES as annotations: whether the pair has five labels, and then its three vote counters
-    (None for a pair with fewer)."""
+    """FIVE_VOTES as annotations: whether the pair has five labels, and its three vote counters if so."""
 
     def votes_if_five(name: str) -> Case:
         return Case(When(FIVE, then=F(name)), default=Value(None), output_field=IntegerField())
@@ -268,22 +256,23 @@ def _five_votes() -> dict[str, Case]:
 TALLY_KEY = ("split", "genre__slug", "author_label", "label_count", *VOTES, "imported_gold")
 
 
+def _counted(slug: str, author: str, label_count: int, e: int, nu: int, c: int) -> dict[str, Any]:
+    """A row of `_grouped_counts` but its gold and n, from a tally's key."""
+    five = label_count == LABELS_PER_PAIR
+    votes = {"e": e, "nu": nu, "c": c} if five else dict.fromkeys(("e", "nu", "c"))
+    return {"premise__genre__slug": slug, "author_label": author, "is_five": int(five), **votes}
+
+
+def _rule_gold(e: int, nu: int, c: int, imported_gold: str) -> dict[str, str]:
+    """The gold of the rule (votes, else the imported gold) and its source, as `_grouped_counts` names them."""
+    gold = gold_from_votes(e, nu, c, imported_gold)
+    return {"gold_label": gold, "source_of_gold": gold_source(gold, "", e, nu, c)}
+
+
 def _tallied_counts(tally_rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, Any]]:
     """The rows of `_grouped_counts`, from the maintained aggregates' rows keyed by TALLY_KEY."""
     for _split, slug, author, label_count, e, nu, c, imported_gold, n in tally_rows:
-        five = label_count == LABELS_PER_PAIR
-        gold = gold_from_votes(e, nu, c, imported_gold)
-        yield {
-            "premise__genre__slug": slug,
-            "author_label": author,
-            "gold_label": gold,
-            "source_of_gold": gold_source(gold, "", e, nu, c),
-            "is_five": int(five),
-            "e": e if five else None,
-            "nu": nu if five else None,
-            "c": c if five else None,
-            "n": n,
-        }
+        yield {**_counted(slug, author, label_count, e, nu, c), **_rule_gold(e, nu, c, imported_gold), "n": n}
 
 
 def _adjudication_rows(scope: Scope, *, adjudicated: bool, source: str) -> list[dict[str, Any]]:
@@ -292,8 +281,7 @@ def _adjudication_rows(scope: Scope, *, adjudicated: bool, source: str) -> list[
     the adjudicated one. For each group of adjudicated pairs, a row with n < 0 takes the gold the
     source gave away and a row with n > 0 puts the wanted one in; every figure is a sum of n-weighted
     rows, so the sums come out as if each pair had had the wanted gold from the start."""
-    wanted_after = adjudicated
-    if (source == "tallies") != wanted_after:
+    if (source == "tallies") != adjudicated:
         return []  # the source already reads the gold this way
     groups = (
         pairs_in(scope, scheme=labels_scheme_of_scope(scope))
@@ -305,22 +293,11 @@ def _adjudication_rows(scope: Scope, *, adjudicated: bool, source: str) -> list[
         .order_by()
     )
     rows = []
-    # The rule's gold, as both sources read it (`_tallied_counts`): votes, then the imported gold
-    # where they have no majority; worked out here, as for the tallies' rows, not in SQL.
     for slug, author, decided_gold, label_count, e, nu, c, imported_gold, n in groups:
-        five = label_count == LABELS_PER_PAIR
-        common = {
-            "premise__genre__slug": slug,
-            "author_label": author,
-            "is_five": int(five),
-            "e": e if five else None,
-            "nu": nu if five else None,
-            "c": c if five else None,
-        }
-        rule_gold = gold_from_votes(e, nu, c, imported_gold)
-        rule = {**common, "gold_label": rule_gold, "source_of_gold": gold_source(rule_gold, "", e, nu, c)}
+        common = _counted(slug, author, label_count, e, nu, c)
+        rule = {**common, **_rule_gold(e, nu, c, imported_gold)}  # as both sources read it
         decided = {**common, "gold_label": decided_gold, "source_of_gold": GoldSource.ADJUDICATED.value}
-        given_away, put_in = (rule, decided) if wanted_after else (decided, rule)
+        given_away, put_in = (rule, decided) if adjudicated else (decided, rule)
         rows.append({**given_away, "n": -n, "correction": True})
         rows.append({**put_in, "n": n, "correction": True})
     return rows
@@ -342,14 +319,11 @@ def gold_counts(
     judged_only: bool = False,
 ) -> dict[str, int]:
     """{gold label: pairs} in scope, "-" included: the one reader of how many pairs have each gold
-    label, which every page that shows the figure reads (the corpus page's label table and chart,
-    the MPE page's judged items; `agreement_stats`, behind the validation and adjudication pages,
-    sums the same rows with `count_gold`). The rule's gold, summed from the maintained aggregates
-    (votes, and the imported gold where they have no majority), with the researchers' decisions put
-    in (`_adjudication_rows`: an adjudicated pair counts under its decision, a retired one under
-    "-"); `adjudicated=False`: the rule's gold before any decision. `judged_only`: the pairs with
-    all five labels (MPE's judged items). Stored labels: a two-way dataset's "not-entailed" is
-    neutral (`corpus.labels.to_scheme` names it); with no dataset, the three-way datasets only."""
+    label (`agreement_stats` sums the same rows with `count_gold`). The rule's gold from the
+    maintained aggregates, with the researchers' decisions put in (`_adjudication_rows`; a retired
+    pair counts under "-"); `adjudicated=False`: the rule's gold before any decision. `judged_only`:
+    the pairs with all five labels (MPE's judged items). Stored labels: a two-way dataset's
+    "not-entailed" is neutral; with no dataset, the three-way datasets only."""
     by = ("label_count", *VOTES, "imported_gold")
     rows: list[Mapping[str, Any]] = [
         {"gold_label": gold_from_votes(e, nu, c, imported), "is_five": int(count == LABELS_PER_PAIR), "n": n}
@@ -361,8 +335,7 @@ def gold_counts(
 
 def mpe_statistics(scope: Scope = EVERYTHING) -> ItemSetStatistics:
     """Label distribution, unanimous share and share of gold equal to the judgments' majority, for
-    the judged (five-judgment) items of a dataset and split: one aggregate query, the gold labels
-    (`gold_counts`, the one reader) and the pending count (`adjudication_queue`)."""
+    the judged (five-judgment) items of a dataset and split."""
     pairs = pairs_in(scope).filter(FIVE)
     figures = pairs.aggregate(
         items=Count("pk"),
@@ -393,21 +366,15 @@ def agreement_stats(
 ) -> dict[str, Any]:
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
-    `scope` is what the figures are of; its split filters by the premise's split. One grouped
-    statement (over the maintained aggregates, or with source="pairs" over every pair); the sums
-    are taken here. A two-way or ordinal dataset's figures are over its scheme's categories and its
-    labels are named in the scheme's words (`label_scheme` says which); without a dataset, or for
-    a three-way one, the figures are as they always were. A multi-premise (MPE) dataset is read from
-    its pairs: an adjudicated gold label lives on the pair, not in the tallies' votes.
-    `table_only`: without Krippendorff's α and the datasets left out (`krippendorff_alpha` is None),
-    for a page that shows the table's figures only (the adjudication page's before and after);
-    `tally_rows`: the maintained aggregates' rows by TALLY_KEY when the caller read them already
-    (`before_and_after_adjudication`).
+    One grouped statement (over the maintained aggregates, or with source="pairs" over every pair).
+    A two-way or ordinal dataset's figures are over its scheme's categories, its labels named in the
+    scheme's words (`label_scheme`). A multi-premise (MPE) dataset is read from its pairs: an
+    adjudicated gold label lives on the pair, not in the tallies' votes. `table_only`: without
+    Krippendorff's α and the datasets left out (`krippendorff_alpha` is None); `tally_rows`: the
+    maintained aggregates' rows by TALLY_KEY when the caller read them already.
     """
     scheme: str = scope.one.label_scheme if scope.one is not None else scheme_labels.THREE_WAY_SCHEME
-    # One read of the maintained aggregates serves α (the votes) and every other figure (the gold
-    # follows from the votes and, where they have no majority, the imported gold the tallies key).
-    # Every dataset: the three-way ones (`labels_scheme_of_scope`; `left_out` names the others).
+    # One read of the maintained aggregates serves α (the votes) and every other figure.
     in_scheme = labels_scheme_of_scope(scope)
     if source == "tallies" and tally_rows is None:
         tally_rows = tallies.pair_counts(scope, by=TALLY_KEY, scheme=in_scheme)
@@ -420,19 +387,8 @@ def agreement_stats(
     rows: Iterable[Mapping[str, Any]] = (
         _tallied_counts(tally_rows or []) if source == "tallies" else _grouped_counts(pairs_in(scope, scheme=in_scheme))
     )
-    # `adjudicated`: the gold labels as they stand, researchers' decisions included (the default),
-    # or as the rule gives them before any decision (the adjudication page shows both).
     rows = [*rows, *_adjudication_rows(scope, adjudicated=adjudicated, source=source)]
-    totals = {
-        "pairs": 0,
-        "five": 0,
-        "unanimous": 0,
-        "individual_eq_gold": 0,
-        "individual_eq_author": 0,
-        "gold_eq_author": 0,
-        "gold_ne_author": 0,
-        "no_gold": 0,
-    }
+    totals: Counter[str] = Counter()
     sums = dict.fromkeys(THREE_WAY, 0)
     squares = dict.fromkeys(THREE_WAY, 0)
     genres: dict[str, dict[str, int]] = {}
@@ -509,9 +465,8 @@ def agreement_stats(
 
 
 def before_and_after_adjudication(scope: Scope = EVERYTHING) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The table's figures (`agreement_stats(..., table_only=True)`) as the rule alone gives them and
-    as they stand, researchers' decisions included: one read of the maintained aggregates for both
-    (the adjudication page shows them side by side)."""
+    """The table's figures as the rule alone gives them and as they stand, decisions included: one
+    read of the maintained aggregates for both."""
     rows = tallies.pair_counts(scope, by=TALLY_KEY, scheme=labels_scheme_of_scope(scope))
     before = agreement_stats(scope, adjudicated=False, table_only=True, tally_rows=rows)
     return before, agreement_stats(scope, table_only=True, tally_rows=rows)
@@ -522,8 +477,7 @@ def _share(part: int, whole: int) -> str:
 
 
 def coverage_sentences(stats: Mapping[str, Any]) -> dict[str, str]:
-    """One sentence per figure family saying which pairs it covers (the command and the dashboard
-    show them beside the figures): κ and the papers' figures need all five labels, α does not."""
+    """One sentence per figure family saying which pairs it covers: κ needs all five labels, α does not."""
     pairs, five = stats["pairs"], stats["five_label_pairs"]
     sentences = {
         "kappa": (
@@ -543,17 +497,15 @@ def coverage_sentences(stats: Mapping[str, Any]) -> dict[str, str]:
 
 
 def adaptive_stopping_in_scope(scope: Scope = EVERYTHING) -> list[str]:
-    """The stopping rules other than fixed that a researcher chose in scope (StoppingPolicy rows):
-    under them only contested pairs reach five labels, so κ over five-label pairs is no longer
-    the corpus's agreement (docs/statistics.md, "α beside κ")."""
+    """The stopping rules other than fixed chosen in scope: under them only contested pairs reach
+    five labels, so κ is no longer the corpus's agreement (docs/statistics.md, "α beside κ")."""
     policies = scope.rows(StoppingPolicy.objects.exclude(rule=StoppingRule.FIXED))
     return sorted(set(policies.values_list("rule", flat=True)))
 
 
 def stopped_early_stats(scope: Scope = EVERYTHING) -> dict[str, int]:
-    """Pairs that stopped before five labels (the decided or confident stopping rule) and the
-    validation labels they saved. They are in no figure of `agreement_stats` (not five-label pairs),
-    so they are counted apart: one statement on the partial index `pair_stopped_early`."""
+    """Pairs that stopped before five labels and the validation labels they saved, counted apart
+    (in no figure of `agreement_stats`) on the partial index `pair_stopped_early`."""
     stopped = (
         pairs_in(scope)
         .filter(stopped_early=True, label_count__lt=LABELS_PER_PAIR)

@@ -1,19 +1,14 @@
 """Bulk writes: what every import of many rows does so that it leaves behind neither a pile of tally
-deltas nor the planner's statistics of the tables before it (stale statistics plan the next
-statements as if the import had not happened).
+deltas nor stale planner statistics of the tables it filled.
 
 `bulk_import(*models)`, around an import's writes inside its one transaction: every tally delta is
 netted per key as it goes (`corpus.tallies.deltas_gathered`), and once the transaction commits the
-tables it changed, every maintained tally among them, are vacuumed and analysed (`refresh`). An import
-that commits chunk by chunk gathers each chunk's deltas in the chunk's transaction and asks for the
-refresh once, around all of them (`refreshed_when_committed`).
+tables it changed are vacuumed and analysed (`refresh`). An import that commits chunk by chunk asks
+for the refresh once, around all of them (`refreshed_when_committed`).
 
-Why the refresh is the import's own: autovacuum analyses a table only after its next pass (and is
-off on some servers); until then every statement over the tables is planned on the statistics of
-before the import, where the imported rows do not exist (a table 10x larger than the planner
-believes, a dataset that has no rows, claims whose expiry lies past the end of the histogram), and
-reads past the row versions the import left behind. A plan that is right only on fresh statistics
-then reads whole tables; ANALYZE reads a sample of each table (seconds at MultiNLI scale).
+The refresh is the import's own because autovacuum analyses a table only after its next pass (and
+is off on some servers): until then every statement is planned as if the imported rows did not
+exist, and a plan that is right only on fresh statistics reads whole tables.
 """
 
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,8 +22,7 @@ from . import tallies
 
 
 def tables_of(*models: type[Model], tables: Iterable[str] = ()) -> list[str]:
-    """The tables of these models, the `tables` named, and every maintained tally's
-    (corpus.tallies.MAINTAINED), each once: what an import that writes tally deltas fills."""
+    """The tables of these models, the `tables` named, and every maintained tally's, each once."""
     names = [model._meta.db_table for model in models]
     names += tables
     names += [model._meta.db_table for maintained in tallies.MAINTAINED.values() for model, _ in maintained.tables]
@@ -42,9 +36,8 @@ CHANGED_SHARE = 0.1
 
 
 def changed(tables: Sequence[str]) -> list[str]:
-    """Those of `tables` whose rows inserted, updated and deleted since their last ANALYZE exceed
-    `CHANGED_SHARE` of the rows they held then (a table never analysed, at the first row):
-    PostgreSQL's own count (`n_mod_since_analyze`), this session's writes flushed to it first."""
+    """Those of `tables` whose rows written since their last ANALYZE exceed `CHANGED_SHARE` of the
+    rows they held then (PostgreSQL's `n_mod_since_analyze`, this session's writes flushed first)."""
     if not tables:
         return []
     with connection.cursor() as cursor:
@@ -61,13 +54,10 @@ def changed(tables: Sequence[str]) -> list[str]:
 
 
 def refresh(tables: Sequence[str]) -> None:
-    """VACUUM (ANALYZE) those of `tables` an import has changed (`changed`), in one statement
-    (inside a transaction, where VACUUM cannot run and the transaction's writes are not
-    counted yet, ANALYZE of them all). The ANALYZE gives the planner the rows the import added; the
-    VACUUM removes the row versions the import left behind (every imported premise's count of
-    writings is raised after its pairs: a dead premise row per imported premise, still in the
-    claim index, which the first writing claim after the import would walk) and marks the
-    pages all-visible."""
+    """VACUUM (ANALYZE) those of `tables` an import has changed, in one statement (inside a
+    transaction, where VACUUM cannot run and its writes are not counted yet, ANALYZE of them all).
+    The VACUUM removes the row versions the import left behind (a dead premise row per imported
+    premise, still in the claim index) and marks the pages all-visible."""
     if not tables:
         return
     inside = connection.in_atomic_block
@@ -81,25 +71,21 @@ def refresh(tables: Sequence[str]) -> None:
 
 
 def refresh_when_committed(tables: Sequence[str]) -> None:
-    """`refresh` once the current transaction commits (at once outside one): VACUUM cannot run in
-    it, an ANALYZE inside it would hold its lock on each table to the end of the transaction, and
-    samples taken before the commit are of rows nobody else sees yet. A failed refresh is logged,
-    never the import's failure (`robust`)."""
+    """`refresh` once the current transaction commits (VACUUM cannot run in it, and an ANALYZE would
+    hold its lock to its end). A failed refresh is logged, never the import's failure."""
     transaction.on_commit(partial(refresh, list(tables)), robust=True)
 
 
 @contextmanager
 def refreshed_when_committed(*models: type[Model], tables: Iterable[str] = ()) -> Iterator[None]:
     """A block of bulk writes into these models' tables (and the `tables` named), all tallies with
-    them: refreshed once the transaction that holds the block commits (or at its end, outside one);
-    never when the block fails."""
+    them: refreshed once the transaction that holds the block commits; never when the block fails."""
     yield
     refresh_when_committed(tables_of(*models, tables=tables))
 
 
 @contextmanager
 def bulk_import(*models: type[Model], tables: Iterable[str] = ()) -> Iterator[None]:
-    """An import's writes in its ONE transaction: tally deltas netted per key (`deltas_gathered`) and
-    the tables it filled refreshed once it commits (`refreshed_when_committed`)."""
+    """An import's writes in its ONE transaction: tally deltas netted per key, tables refreshed once it commits."""
     with refreshed_when_committed(*models, tables=tables), tallies.deltas_gathered():
         yield

@@ -26,16 +26,14 @@ from .models import (
     Worker,
     WorkerExclusion,
 )
-from .recompute import RECOUNT_CHUNK, heal_pairs, lock_pairs, recount_locked, worker_rows_moved
+from .recompute import RECOUNT_CHUNK, heal_pairs, lock_pairs, recount_locked
 from .selectors import excluded_in
 from .stopping_policies import requeue_undecided_stopped
 
 
 def _withdraw_model_votes(pair_ids: list[int]) -> int:
-    """A model's vote stopped a pair on two human labels agreeing with it; a requeued
-    pair lost one of them, so the vote's decision no longer stands: it is withdrawn (kept as
-    history) and the gold goes back to the rule, until the labels the pair takes settle it again.
-    Returns how many decisions were withdrawn."""
+    """A model's vote stopped a pair on two human labels agreeing with it; a requeued pair lost one
+    of them, so the vote's decision is withdrawn. Returns how many decisions were withdrawn."""
     from .adjudication import adjudicate  # the adjudication writes audit and gold moves of its own
 
     if not pair_ids:
@@ -94,9 +92,8 @@ def set_workers_excluded(
     recounted; their labels on other teams' datasets stay as they are.
 
     The exclusion, its marks on the labels and its audit entries are one transaction; the pairs are
-    recounted after it, a batch of them under their row locks at a time (`corpus.recompute.heal_pairs`),
-    so validators' submits go on meanwhile, and a recount that stopped half-way is finished by the
-    next recompute. Pairs stopped early whose gold is no longer decided go back to the queue.
+    recounted after it, a batch at a time (`corpus.recompute.heal_pairs`), so validators' submits
+    go on meanwhile; a recount that stopped half-way is finished by the next recompute.
     """
     team_ids = sorted(set(teams))
     if not team_ids:
@@ -126,9 +123,8 @@ def set_workers_excluded(
         labels_of = {
             (pk, team): ValidationLabel.objects.filter(worker_id=pk, pair__dataset__team_id=team) for pk, team in moving
         }
-        # Their labels on the teams' datasets start or stop counting: those pairs' worker figures move
-        # (`corpus.worker_tally`), read before and after under the pairs' row locks, taken in pk
-        # order as every writer takes them (the workers' locks first, as a validator's submit).
+        # The pairs' worker figures move: read before and after under their row locks (the
+        # workers' locks first, as a validator's submit takes them).
         touched = sorted(
             {
                 pair
@@ -160,25 +156,21 @@ def set_workers_excluded(
     fixed = heal_pairs(touched)
     requeued = requeue_undecided_stopped(touched)  # a stopped pair that lost a label may be undecided again
     _withdraw_model_votes(requeued)
-    # Every figure of the dashboard moves with the gold labels: none is shown as cached before this.
-
     gold_recounted()
     return ExclusionOutcome(changed=len({pk for pk, _ in moving}), pairs_fixed=fixed, teams=tuple(team_ids))
 
 
 def labels_left(pair_pks: Sequence[int], *, worker_rows: tallies.Truth, read_of: Sequence[int]) -> int:
-    """After labels of these pairs were deleted (a participant's erasure, privacy.services), in the
-    caller's transaction, the pairs locked by it: the pairs recounted from the label table
-    (`corpus.recompute.recount_locked`: one read and one write, each pair looked up by index,
-    whatever the corpus's size), the worker figures moved from `worker_rows` (`corpus.recompute.worker_rows` of the
-    pairs `read_of`, taken under their locks before anything was deleted) to what they are now,
-    stopped pairs no longer decided requeued and the model votes they rested on withdrawn, every
-    figure told, as after an exclusion. Returns pairs recounted."""
+    """After labels of these pairs were deleted (a participant's erasure), in the caller's
+    transaction, the pairs locked by it: the pairs recounted (`corpus.recompute.recount_locked`), the
+    worker figures moved from `worker_rows` (of the pairs `read_of`, read under their locks before
+    anything was deleted), stopped pairs no longer decided requeued and the model votes they rested
+    on withdrawn, as after an exclusion. Returns pairs recounted."""
     touched = sorted(pair_pks)
     stopped: list[int] = []  # the pairs recounted that were stopped early: the only ones to requeue
     fixed = recount_locked(touched, stopped=stopped)
     # After the recount: a label's worker figures read its pair's counters (leave-one-out gold).
-    worker_rows_moved(worker_rows, read_of)
+    worker_tally.moved(worker_rows, read_of)
     requeued: list[int] = []
     for start in range(0, len(stopped), RECOUNT_CHUNK):  # a chunk a statement, looked up by index
         requeued += requeue_undecided_stopped(stopped[start : start + RECOUNT_CHUNK])

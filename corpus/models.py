@@ -1,12 +1,9 @@
 """The data every other app shares: datasets, genres and their prompt families, premises,
 workers, pairs and every label a pair has.
 
-A pair is premise + hypothesis + the author's label. Its counters (labels so far, votes per
-label, gold label) live on the pair so that pages never count the label table; they move only
-through `corpus.services`, in the same transaction as the label that changes them.
-
-The tables keep the names they had when these models lived in `collection` and `validation`
-(`db_table`): moving a model between apps is a change of code, not of data.
+A pair's counters (labels so far, votes per label, gold label) live on the pair so that pages
+never count the label table; they move only through `corpus.services`. The tables keep the names
+they had when these models lived in `collection` and `validation` (`db_table`).
 """
 
 import hashlib
@@ -203,7 +200,7 @@ class Premise(models.Model):
     text = models.TextField(
         help_text="The premise; for a multi-premise item, its sentences joined in order by a space."
     )
-    # db_default too: rows written by COPY or raw SQL (bench/, other apps' bulk paths) need no value.
+    # db_default too: rows written by COPY or raw SQL need no value.
     sentences = models.JSONField(
         default=list,
         db_default=Value([], output_field=models.JSONField()),
@@ -216,9 +213,8 @@ class Premise(models.Model):
     binary_parse = models.TextField(blank=True)
     split = models.CharField(max_length=5, choices=Split.choices, blank=True, db_index=True)
     status = models.CharField(max_length=10, choices=PremiseStatus.choices, default=PremiseStatus.AVAILABLE)
-    # Copied with dataset, genre, status and split into the writing claim's narrow order table
-    # (`collection_premise_claim_order`, kept by triggers: collection migration 0017), which also
-    # holds the claims made on the premise, so a claim never writes this wide, much-indexed row.
+    # Copied into the writing claim's narrow order table (`collection_premise_claim_order`, kept by
+    # triggers), so a claim never writes this wide, much-indexed row.
     writings_done = models.PositiveIntegerField(default=0)
     source = models.CharField(max_length=255, blank=True, help_text="File the premise was imported from.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -230,8 +226,7 @@ class Premise(models.Model):
         indexes = [
             models.Index(fields=["dataset", "genre", "text_hash"], name="premise_genre_text"),
             models.Index(fields=["dataset", "status", "split", "writings_done"], name="premise_claimable"),
-            # Held premises are few (reports hold them): the reports page and the collection page's
-            # held count read them here, not by a walk of every premise.
+            # Held premises are few: pages read them here, not by a walk of every premise.
             models.Index(fields=["id"], condition=Q(status=PremiseStatus.HELD), name="premise_held"),
         ]
 
@@ -240,7 +235,6 @@ class Premise(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         self.text_hash = text_hash(self.text)
-        # A new premise is counted in the maintained aggregates by a post_save receiver (corpus.apps).
         super().save(*args, **kwargs)
 
     @property
@@ -250,8 +244,7 @@ class Premise(models.Model):
 
 
 def joined_premise(sentences: Iterable[str]) -> str:
-    """The `text` of a multi-premise item: its sentences in order, joined by one space (the
-    documented baseline form that snapshots and models read)."""
+    """The `text` of a multi-premise item: its sentences in order, joined by one space."""
     return " ".join(sentence.strip() for sentence in sentences)
 
 
@@ -295,11 +288,9 @@ class StoppingRule(models.TextChoices):
 class StoppingPolicy(models.Model):
     """The stopping rule a researcher chose for one split of a dataset (docs/quality.md).
 
-    A split without a row is on the fixed rule (five labels a pair): dev and test stay there unless
-    a researcher says otherwise, because the papers' agreement figures and Fleiss κ need five
-    labels a pair. The rule is copied onto each pair when it is marked for validation or imported
-    (`Pair.stopping_rule`), and onto the split's pairs still taking labels when it changes
-    (`corpus.stopping_policies.apply_stopping_policy`).
+    A split without a row is on the fixed rule (five labels a pair), which the papers' agreement
+    figures need. The rule is copied onto each pair (`Pair.stopping_rule`) when it is marked for
+    validation or imported, and onto the split's pairs still taking labels when it changes.
     """
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="stopping_policies")
@@ -328,10 +319,9 @@ class StoppingPolicy(models.Model):
 
 class Pair(models.Model):
     # No index of its own: `unique_pair_id` (dataset, pair_id) leads with it. Every index on this
-    # table takes a new entry whenever a counter moves (label_count is indexed, so no such update is
-    # HOT), so the table keeps only the indexes some query needs, each over the rows it reads (issue
-    # 28). The search text and its trigram indexes live in `collection_pair_search`, kept by triggers
-    # (migration 0018_pair_search_table, PostgreSQL only): counter moves never touch them.
+    # table takes a new entry whenever a counter moves (no such update is HOT), so the table keeps
+    # only the indexes some query needs, each over the rows it reads. The search text and its
+    # trigram indexes live in `collection_pair_search`, kept by triggers: counter moves never touch them.
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="pairs", db_index=False)
     premise = models.ForeignKey(Premise, on_delete=models.CASCADE, related_name="pairs")
     pair_id = models.CharField(max_length=64, help_text="pairID: unique within the dataset.")
@@ -351,13 +341,12 @@ class Pair(models.Model):
     entailment_votes = models.PositiveSmallIntegerField(default=0)
     neutral_votes = models.PositiveSmallIntegerField(default=0)
     contradiction_votes = models.PositiveSmallIntegerField(default=0)
-    # Not indexed: counts by gold label come from the tallies, and two indexes (with its LIKE
-    # twin) on a column every fix and submit moves cost more than the rare filter on it saves.
+    # Not indexed: counts by gold label come from the tallies, and an index on a column every
+    # submit moves costs more than the rare filter on it saves.
     gold_label = models.CharField(max_length=20, default=NO_GOLD)
-    # Places held by live validation claims, as last counted by whoever locked the pair (claims,
-    # submits, the sweep of expired claims: `validation.services`). Only a hint that keeps fully
-    # held pairs out of the claim indexes, so a claim does not walk past every pair that live
-    # claims hold; a claim always counts a pair's live claims afresh before taking it.
+    # Places held by live validation claims, as last counted by whoever locked the pair. Only a
+    # hint that keeps fully held pairs out of the claim indexes; a claim always counts a pair's
+    # live claims afresh before taking it.
     held_places = models.PositiveSmallIntegerField(default=0, editable=False)
     # A researcher's (or the source file's) decision that overrides the 3-of-5 rule (MPE §4.2).
     # Blank: the gold label follows the votes. Moved only by `corpus.adjudication.adjudicate`.
@@ -369,9 +358,7 @@ class Pair(models.Model):
     imported_gold = models.CharField(
         max_length=20, blank=True, default="", db_default="", choices=Label.choices, help_text="The source file's gold."
     )
-    # The stopping rule this pair is validated under, recorded when it is marked for validation, and
-    # whether it stopped before five labels (its `label_count` then says where): the statistics of
-    # the papers read only pairs with five labels, and the cost page counts the labels saved.
+    # The stopping rule this pair is validated under, and whether it stopped before five labels.
     stopping_rule = models.CharField(
         max_length=10, choices=StoppingRule.choices, default=StoppingRule.FIXED, db_default=StoppingRule.FIXED
     )
@@ -398,8 +385,7 @@ class Pair(models.Model):
             models.Index(fields=["label_count"], condition=Q(needs_validation=True), name="pair_validation_queue"),
             models.Index(fields=["author"], condition=Q(author__isnull=False), name="pair_author"),
             # The validation claim's ORDER BY label_count DESC, id LIMIT n walks one of these (with
-            # or without a dataset) and stops after a batch's worth: only queued pairs are in them.
-            # Pairs whose places are all taken by labels and live claims are left out.
+            # or without a dataset): only queued pairs with a free place are in them.
             models.Index(
                 fields=["dataset", "-label_count", "id"],
                 condition=Q(needs_validation=True, label_count__lt=LABELS_PER_PAIR - F("held_places")),
@@ -412,11 +398,9 @@ class Pair(models.Model):
             ),
             # The pairs held by claims, recounted when no claim finds a free one (a released claim).
             models.Index(fields=["id"], condition=Q(held_places__gt=0), name="pair_held"),
-            # Pairs written per hour on the dashboard: written pairs only (an author), so the figure
-            # reads the last 48 hours of writing and never the rows an import just added.
+            # Pairs written per hour on the dashboard, never the rows an import just added.
             models.Index(fields=["created_at"], condition=Q(author__isnull=False), name="pair_written_at"),
-            # Pairs with all five labels, oldest first: a researcher's next pair to give a reference
-            # label (quality.selectors.next_pair_to_label); a few per cent of a corpus.
+            # Pairs with all five labels, oldest first (quality.selectors.next_pair_to_label).
             models.Index(
                 fields=["dataset", "id"], condition=Q(label_count__gte=LABELS_PER_PAIR), name="pair_five_labels"
             ),
@@ -424,12 +408,9 @@ class Pair(models.Model):
             models.Index(fields=["dataset"], condition=Q(stopped_early=True), name="pair_stopped_early"),
             # Adjudicated pairs (few): the statistics' correction for decisions, the retired pairs.
             models.Index(fields=["dataset"], condition=~Q(adjudicated_label=""), name="pair_adjudicated"),
-            # Pairs written for no label (MPE items, none in a corpus of written pairs): the guesser
-            # evidence reads the judgments on them from here, not from every label of the crowd
-            # joined to its pair (quality.selectors). A written pair has no entry.
+            # Pairs written for no label (MPE items): the guesser evidence reads them from here.
             models.Index(fields=["id"], condition=~Q(author_label__in=labels.LABELS), name="pair_unwritten"),
-            # Pairs whose gold label differs from their author's (a few hundred in a corpus): the pair
-            # browser's pattern reads them from here, not from every pair of a genre.
+            # Pairs whose gold label differs from their author's (few): the pair browser reads them here.
             models.Index(
                 fields=["id"],
                 condition=~Q(gold_label=NO_GOLD) & ~Q(gold_label=F("author_label")),
@@ -458,10 +439,8 @@ class Pair(models.Model):
 
 class ValidationLabel(models.Model):
     """One of a pair's labels: the author's (position 1), a validator's (positions 2–5) or a
-    replacement for an excluded worker's label (6 on; at most five labels of a pair count).
-
-    Every label a pair has lives here, so that gold labels can always be recomputed from this
-    table alone. Imported labels have no worker but keep their position (label1 = the author's).
+    replacement for an excluded worker's label (6 on). Every label a pair has lives here, so that
+    gold labels can always be recomputed from this table alone.
     """
 
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="labels")
@@ -476,18 +455,14 @@ class ValidationLabel(models.Model):
         help_text="Ordinal datasets: the 1–5 rating as given; `label` holds its mapping (5 entailed, 1–4 not).",
     )
     seconds = models.FloatField(null=True, blank=True, help_text="Time the validator spent on the batch / 5.")
-    # The study session whose ids its market had not vouched for when the label was written (issue
-    # 50.1): the label counts nowhere until the market vouches (then this is emptied and the pair's
-    # counters healed) and never if it refuses. A plain number, not a foreign key: sessions are the
-    # crowd layer's, above this one, which empties it (markets.identity).
+    # The study session whose ids its market had not vouched for when the label was written: the
+    # label counts nowhere until the market vouches, and never if it refuses. A plain number, not
+    # a foreign key: sessions are the crowd layer's, above this one (markets.identity).
     awaiting_market_session = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Study session whose market check this label waits for; empty: it may count."
     )
-    # Its worker is excluded in the team of its pair's dataset (`WorkerExclusion`): the label counts
-    # nowhere (`corpus.selectors.labels_that_count`). Kept on the label, so that the rule every
-    # reader of labels applies is a column of the label itself, and another team's labels by the
-    # same worker are not touched; written only by `corpus.services` (exclusions, moves of a
-    # dataset between teams).
+    # Its worker is excluded in the team of its pair's dataset (`WorkerExclusion`): kept on the label,
+    # so that the rule every reader of labels applies is a column of the label itself.
     excluded = models.BooleanField(
         default=False, db_default=False, help_text="Its worker is excluded in this dataset's team: it counts nowhere."
     )
@@ -501,8 +476,6 @@ class ValidationLabel(models.Model):
             models.UniqueConstraint(
                 fields=["pair", "worker"], condition=Q(worker__isnull=False), name="one_label_per_pair_worker"
             ),
-            # 1 is the author's, 2-5 the validators'; 6 and on are replacement labels, taken when an
-            # excluded worker's label left a pair short (`corpus.selectors.in_gold` says which count).
             models.CheckConstraint(condition=Q(position__gte=AUTHOR_POSITION), name="position_from_1"),
             models.CheckConstraint(
                 condition=Q(ordinal__isnull=True) | (Q(ordinal__gte=1) & Q(ordinal__lte=5)), name="ordinal_1_to_5"
@@ -544,10 +517,7 @@ class AdjudicationSource(models.TextChoices):
 
 class Adjudication(models.Model):
     """A decision on a pair's gold label that overrides the majority of its judgments (MPE §4.2).
-
-    Every decision is kept (history); the latest is the pair's `adjudicated_label` and so its gold
-    label. The judgments themselves stay as they are.
-    """
+    Every decision is kept; the latest is the pair's `adjudicated_label`."""
 
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="adjudications")
     action = models.CharField(max_length=10, choices=AdjudicationAction.choices, default=AdjudicationAction.LABEL)

@@ -2,19 +2,12 @@
 genres that are missing are created, rows that exist (and may have been edited by researchers in
 the admin) are left alone."""
 
-from typing import Any
-
 from django.apps.registry import Apps
 
 from corpus.prompt_content import FAMILIES, GENERAL_FAQ, GENRES
 
 
-def install_prompt_content(
-    apps: Apps | None = None,
-    families: list[dict[str, Any]] = FAMILIES,
-    genres: list[dict[str, Any]] = GENRES,
-    general_faq: list[dict[str, str]] = GENERAL_FAQ,
-) -> int:
+def install_prompt_content(apps: Apps | None = None) -> int:
     """Create the families, examples, FAQ entries and genres that are missing; leave existing rows alone.
 
     `apps` is a migration's app registry, or None for the live models. Returns how many rows were created.
@@ -30,7 +23,7 @@ def install_prompt_content(
 
     created = 0
     by_slug = {}
-    for spec in families:
+    for spec in FAMILIES:
         family, made = PromptFamily.objects.get_or_create(
             slug=spec["slug"],
             defaults={
@@ -53,10 +46,10 @@ def install_prompt_content(
         for example in spec["examples"]:
             PromptExample.objects.create(family=family, **example)
             created += 1
-        for position, entry in enumerate(list(spec["faq"]) + list(general_faq), start=1):
+        for position, entry in enumerate(list(spec["faq"]) + list(GENERAL_FAQ), start=1):
             FaqEntry.objects.create(family=family, position=position, **entry)
             created += 1
-    for spec in genres:
+    for spec in GENRES:
         family = by_slug.get(spec["family"]) or PromptFamily.objects.get(slug=spec["family"])
         _, made = Genre.objects.get_or_create(
             slug=spec["slug"],

@@ -1,11 +1,8 @@
 """The check and the repair of the counters: every pair's counters recounted from the label table.
 
-A pair's counters (`label_count`, its votes, `gold_label`) are moved by the label writers
-(`corpus.services`) in the transaction of the label that changes them; this module checks them
-against the label table (`corpus.selectors.in_gold`: the earliest five labels that count), sets
-right the pairs that disagree, reports pairs holding more labels that count than five, and checks
-and rebuilds the maintained aggregates (`corpus.tallies`). `python manage.py recompute_gold` runs
-it; excluding a worker (`corpus.exclusions.set_workers_excluded`) too.
+The counters (`corpus.selectors.in_gold`: the earliest five labels that count) are checked against
+the label table, the pairs that disagree set right, pairs holding more labels that count than five
+reported, and the maintained aggregates (`corpus.tallies`) checked and rebuilt.
 """
 
 from collections.abc import Sequence
@@ -75,7 +72,7 @@ class RecomputeReport:
 
 
 def _with_recomputed(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
-    """Annotate n/e/nu/c/gold recomputed from the label table (one LEFT JOIN ... GROUP BY)."""
+    """Annotate the COUNTERS recomputed from the label table, as r_<name> (one LEFT JOIN ... GROUP BY)."""
     counted = in_gold("labels__")
 
     def votes(label: str | None = None) -> Count:
@@ -97,7 +94,6 @@ def _with_recomputed(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
 
 
 def _adjudicated_or(majority: Any) -> Case:
-    """The gold label: the pair's adjudicated label when it has one, else the majority rule."""
     return Case(When(adjudicated_label="", then=majority), default=F("adjudicated_label"))
 
 
@@ -109,18 +105,15 @@ def _disagreeing(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
 
 
 def _pairs_of(dataset: Dataset | None) -> QuerySet[Pair]:
-    """The pairs of a dataset (None: of every dataset)."""
     return pairs_in(Scope.of_dataset(dataset))
 
 
 def find_disagreements(
     dataset: Dataset | None = None, *, limit: int = SHOWN_DISAGREEMENTS, found: list[int] | None = None
 ) -> tuple[int, list[dict[str, Any]]]:
-    """(count, first `limit` examples) of pairs whose counters differ from the label table; one
-    read of every pair, then one of the examples. `found`, a list, receives every such pair's pk.
-
-    The full read returns pks only: at MultiNLI scale, with every pair to fix, twelve columns a
-    row through the ORM's converters cost more than the query."""
+    """(count, first `limit` examples) of pairs whose counters differ from the label table; `found`,
+    a list, receives every such pair's pk. The full read returns pks only: twelve columns a row
+    through the ORM's converters cost more than the query at MultiNLI scale."""
     pks = list(_disagreeing(_pairs_of(dataset)).order_by("pk").values_list("pk", flat=True))
     if found is not None:
         found.extend(pks)
@@ -134,9 +127,8 @@ def find_disagreements(
 
 
 def surplus_labels(dataset: Dataset | None = None) -> QuerySet[ValidationLabel]:
-    """Labels that count but are not among their pair's earliest five that count: a label a writer
-    took beyond the fifth, or the replacement an excluded worker's label had taken once that worker
-    is included again. Only labels beyond position 5 can be (the partial index `replacement_labels`)."""
+    """Labels that count but are not among their pair's earliest five that count (a label a writer
+    took beyond the fifth, or a replacement once the excluded worker is included again)."""
     return (
         ValidationLabel.objects.filter(labels_that_count(), position__gt=LABELS_PER_PAIR, pair__in=_pairs_of(dataset))
         .exclude(pk__in=replacement_labels_in_gold())
@@ -162,23 +154,14 @@ FIX_WORKERS = 2  # batches fixed at once, each on a connection of its own (outsi
 def recompute_gold(dataset: Dataset | None = None, *, fix: bool = True, lengths: bool = False) -> RecomputeReport:
     """Report pairs whose counters disagree with the label table, then set them right.
 
-    Returns a `RecomputeReport`. The check is one read of every pair with its labels; only the
-    pairs it finds are written, FIX_BATCH pairs a transaction (`_fix_batch`): each batch locks its
-    pairs, recounts them under the locks and writes those that still disagree. A batch holds the
-    row locks of its own pairs only, so validators' submits go on meanwhile (one UPDATE of every
-    pair would hold the label table and the tallies for the whole run), and a submit is never lost
-    or counted twice, since the recount waits for the locks a submit holds.
+    The check is one read of every pair with its labels; only the pairs it finds are written,
+    FIX_BATCH pairs a transaction (`_fix_batch`), each batch under the row locks of its own pairs
+    only, so validators' submits go on meanwhile and none is lost or counted twice.
 
-    Pairs holding more labels that count than five are reported (`surplus_labels`): their counters
-    and gold label count the earliest five by position, as every pair's do, and the labels beyond
-    stay in the table, counted nowhere (neither gold, statistics nor snapshots), for a researcher
-    to see; nothing is deleted. Since `corpus.services` counts a pair's labels under its lock before
-    it takes one, only a writer that went around it, or a worker included again after a replacement
-    label healed their exclusion, leaves such a pair.
-
-    The maintained aggregates of the pairs' counters (`corpus.tallies.PairTally`) and the workers'
-    figures (`corpus.worker_tally`) are checked and rebuilt every time; with `lengths` the premise and hypothesis lengths too (the command
-    does; an exclusion's recompute does not: no label moves a sentence's length).
+    Pairs holding more labels that count than five are reported (`surplus_labels`): their labels
+    beyond the earliest five stay in the table, counted nowhere, for a researcher to see; nothing
+    is deleted. The pair and worker tallies are checked and rebuilt every time; with `lengths` the
+    premise and hypothesis lengths too (no label moves a sentence's length).
     """
     pairs = _pairs_of(dataset)
     report = RecomputeReport(pairs_checked=pairs.count())
@@ -187,11 +170,9 @@ def recompute_gold(dataset: Dataset | None = None, *, fix: bool = True, lengths:
     _report_overfull(report, dataset)
     if fix and disagreeing:
         report.fixed = _fix_in_batches(disagreeing)
-    # The maintained aggregates against the pairs' stored counters (the fix moved them with deltas,
-    # as every writer does, so what differs now is drift: a tally a writer missed).
+    # The fix moved the tallies with deltas, as every writer does: what differs now is drift.
     checked = tallies.CORPUS if lengths else tallies.PAIRS_ONLY
     report.tally_drift = tallies.check_and_rebuild(dataset, checked, repair=fix)
-    # The worker figures too: they follow the labels' workers and the counters (`corpus.worker_tally`).
     report.worker_tally_drift = tallies.check_and_rebuild(dataset, worker_tally.TALLY, repair=fix)
     if report.fixed:
         gold_recounted()
@@ -200,8 +181,7 @@ def recompute_gold(dataset: Dataset | None = None, *, fix: bool = True, lengths:
 
 def heal_pairs(pair_pks: Sequence[int]) -> int:
     """Recount these pairs' counters from the label table and write those that disagree (labels of
-    theirs began or stopped counting: a market vouched for their session); returns pairs fixed. In
-    the caller's transaction when there is one, as every fix batch is."""
+    theirs began or stopped counting), in the caller's transaction if any; returns pairs fixed."""
     fixed = _fix_in_batches(pair_pks)
     if fixed:
         gold_recounted()
@@ -211,11 +191,9 @@ def heal_pairs(pair_pks: Sequence[int]) -> int:
 def _fix_in_batches(pair_pks: Sequence[int]) -> int:
     """Fix these pairs' counters from the label table, FIX_BATCH pairs a transaction; returns pairs fixed.
 
-    Outside a transaction, on a database whose writers lock rows (not the whole file), FIX_WORKERS
-    batches run at once, each thread on a connection of its own (the batches share no pair; each
-    appends its own tally deltas): the fix of every pair at MultiNLI scale is bound by the index
-    entries each batch writes, which is CPU in the database. Inside one (a caller's, or a test's)
-    the batches must see its rows: they run on its connection.
+    Outside a transaction FIX_WORKERS batches run at once, each thread on a connection of its own
+    (the batches share no pair): the fix is bound by the index entries each batch writes, CPU in the
+    database. Inside one (a caller's, or a test's) the batches must see its rows: its connection.
     """
     ordered = sorted(pair_pks)
     batches = [ordered[start : start + FIX_BATCH] for start in range(0, len(ordered), FIX_BATCH)]
@@ -248,8 +226,7 @@ RECOUNTED = (
 
 
 def lock_pairs(pair_pks: Sequence[int]) -> None:
-    """Take these pairs' row locks (FOR NO KEY UPDATE of the pair rows alone) in pk order, as every
-    writer of labels takes them, in the caller's transaction."""
+    """Take these pairs' row locks in pk order, as every writer of labels takes them, in the caller's transaction."""
     list(
         Pair.objects.select_for_update(no_key=True, of=("self",))
         .filter(pk__in=pair_pks)
@@ -259,13 +236,9 @@ def lock_pairs(pair_pks: Sequence[int]) -> None:
 
 
 def _fix_batch(batch: Sequence[int]) -> int:
-    """Fix one batch in a transaction of its own; returns pairs written.
-
-    The pairs are locked first, in pk order as every writer locks them; the recount that follows
-    then sees every label a submit committed before, and a submit that comes later waits for this
-    batch only and moves the counters written here. The tallies move in the same transaction,
-    from each pair's old key to its new one, as for any writer of counters.
-    """
+    """Fix one batch in a transaction of its own; returns pairs written. The pairs are locked first:
+    the recount then sees every label a submit committed before, and a later submit waits for this
+    batch only and moves the counters written here."""
     with transaction.atomic():
         # Not waiting for the WAL flush: a batch lost in a crash leaves its pairs as they were,
         # for the next recompute to find (a flush a commit is most of a fix of every pair).
@@ -287,14 +260,11 @@ RECOUNT_CHUNK = 500
 
 def recount_locked(pair_pks: Sequence[int], *, stopped: list[int] | None = None) -> int:
     """Recount these pairs, which the caller holds locked in its transaction, from the label table:
-    one read of the pairs that disagree with their labels (`_recount_locked`, each pair and its
-    labels looked up by index) and one write of their counters, then one INSERT a tally (the
-    pairs' and the words') for all of them, so the cost follows the pairs named, not the corpus.
-    The worker figures are the caller's: it reads them (`worker_rows`) before it changed the
-    labels and appends the difference after this (`worker_rows_moved`), once for both changes.
-    No fold: the deltas wait for the beat's. `stopped`, a list, receives the pks of the pairs
-    written that were stopped early (the only ones a recount can leave undecided: the counters of
-    the others did not move). Returns pairs written."""
+    one read of those that disagree (each looked up by index), one write of their counters and one
+    INSERT a tally, so the cost follows the pairs named, not the corpus. The worker figures are the
+    caller's (`worker_rows` before, `worker_tally.moved` after). `stopped`, a list, receives the pks
+    of the pairs written that were stopped early (the only ones a recount can leave undecided).
+    Returns pairs written."""
     rows = _recount_locked(sorted(set(pair_pks)))
     _write_recounted(rows)
     if stopped is not None:
@@ -307,15 +277,8 @@ def worker_rows(pair_pks: Sequence[int]) -> tallies.Truth:
     return worker_tally.read(pair_pks)
 
 
-def worker_rows_moved(before: tallies.Truth, pair_pks: Sequence[int]) -> int:
-    """`worker_tally.moved` read as `worker_rows` reads: the difference between these pairs' worker
-    rows now and `before`, one INSERT a table. Returns the delta rows written."""
-    return worker_tally.moved(before, pair_pks)
-
-
 def _write_recounted(rows: Sequence[tuple[Any, ...]]) -> None:
-    """Write the recounted counters of `_recount_locked`'s rows and move the pair and word tallies
-    from each pair's old key to its new one, as for any writer of counters."""
+    """Write the recounted counters of `_recount_locked`'s rows and move the pair and word tallies."""
     if not rows:
         return
     _write_counters([(row[0], *row[-5:]) for row in rows])
@@ -325,8 +288,7 @@ def _write_recounted(rows: Sequence[tuple[Any, ...]]) -> None:
             : len(RECOUNTED)
         ]
         stored, recounted = row[len(RECOUNTED) : -5], row[-5:]
-        # The key of the pair's tally row, as the tallies build it from a pair's fields (the few it
-        # reads: a model instance a row cost as much as the recount's statement).
+        # The few fields `pair_key` reads: a model instance a row cost as much as the recount's statement.
         pair = cast(Pair, _KeyFields(dataset_id, author_label, imported_gold, queued, stopped))
         keys.append(
             (
@@ -364,10 +326,8 @@ def _recount_locked(batch: Sequence[int]) -> list[tuple[Any, ...]]:
     """The batch's pairs whose counters disagree with their labels: per pair its RECOUNTED fields,
     then the five stored counters (COUNTERS), then the five recounted; in the batch's order.
 
-    One statement whatever the batch's size: each pair's recount (its row, its premise, its labels
-    by index) is a subquery run per pk of the array (`EACH_PK`). Compiled once a process: building
-    the recount through the ORM (five counts under the rule of the labels that count, the gold
-    rule) took longer than running it, once a batch."""
+    One statement whatever the batch's size: each pair's recount is a subquery run per pk of the
+    array (`EACH_PK`). Compiled once a process: building it through the ORM took longer than running it."""
     if not batch:
         return []
     if not _recount_statement:
@@ -388,8 +348,8 @@ def _recount_locked(batch: Sequence[int]) -> list[tuple[Any, ...]]:
 
 
 def _write_counters(rows: Sequence[tuple[Any, ...]]) -> None:
-    """Set the COUNTERS of the pairs of `rows` ((pk, *counters)) in one UPDATE, the values as one
-    array a column (a parameter each, not one per value: the statement costs nothing to build)."""
+    """Set the COUNTERS of the pairs of `rows` ((pk, *counters)) in one UPDATE, one array parameter
+    a column (not one per value: the statement costs nothing to build)."""
     table = connection.ops.quote_name(Pair._meta.db_table)
     names = ", ".join(connection.ops.quote_name(name) for name in COUNTERS)
     assignments = ", ".join(

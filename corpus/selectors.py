@@ -12,11 +12,7 @@ from django_stubs_ext import WithAnnotations
 from teams import access
 from teams.models import DEFAULT_TEAM_SLUG, Team
 
-from .gold import (
-    ENTAILMENT_CONTRADICTION_3_2,
-    TWO_TWO_ONE,
-    adjudication_case,
-)
+from .gold import ENTAILMENT_CONTRADICTION_3_2, TWO_TWO_ONE, adjudication_case
 from .labels import LABELS_PER_PAIR, THREE_WAY_SCHEME
 from .models import (
     Adjudication,
@@ -31,10 +27,9 @@ from .models import (
 )
 from .scope import Scope
 
-# --- the names researchers give datasets ------------------------------------------------------
 # Dataset names are per team: a new dataset of a team other than the default one has the slug
-# `<team slug>--<name>` (the default team's, a fresh install's and the demo's, the bare name), so a
-# name another team uses is neither taken from anyone nor said to exist (which would leak it).
+# `<team slug>--<name>`, so a name another team uses is neither taken from anyone nor said to
+# exist (which would leak it).
 TEAM_SEPARATOR = "--"
 
 
@@ -50,10 +45,9 @@ class NamedDataset:
 
 
 def dataset_named(name: str, *, teams: "frozenset[int] | set[int] | None", home: int | None) -> NamedDataset:
-    """What a dataset name a researcher typed means: one of their teams' datasets of that slug (`teams`:
-    where they may add data; None: every team, a superuser or a command), or a new dataset of their
-    team `home` (the default team when None), whose slug carries that team's prefix. Another
-    team's dataset of the same slug is treated as if it did not exist."""
+    """What a dataset name a researcher typed means: one of their teams' datasets of that slug
+    (`teams`; None: every team), or a new dataset of their team `home` (the default team when None),
+    whose slug carries that team's prefix. Another team's dataset of that slug is as if it did not exist."""
     mine = Dataset.objects.filter(slug=name)
     if teams is not None:
         mine = mine.filter(team_id__in=teams)
@@ -73,8 +67,8 @@ def dataset_named(name: str, *, teams: "frozenset[int] | set[int] | None", home:
 
 
 def dataset_named_by(name: str, user: Any) -> NamedDataset:
-    """The dataset a researcher's upload or recast names (`dataset_named`), in the teams where they
-    may import (every team for no user: a command); DatasetNameRefused when they may not."""
+    """The dataset a researcher's upload or recast names, in the teams where they may import (every
+    team for no user: a command); DatasetNameRefused when they may not."""
     teams = access.team_ids(user, access.RESEARCH) if user is not None else None
     home = access.home_team_id(user) if user is not None else None
     named = dataset_named(name, teams=teams, home=home)
@@ -92,15 +86,13 @@ def pairs_in(scope: Scope, *, scheme: str | None = None) -> QuerySet[Pair]:
 
 
 def labels_scheme_of_scope(scope: Scope) -> str | None:
-    """The label scheme that figures of labels over every dataset keep to: three-way. A two-way
-    dataset stores "not-entailed" as neutral, so summed with three-way ones it counted as neutral
-    in gold counts and κ; its figures are on its own page. None for one dataset (its own scheme)."""
+    """The label scheme that figures of labels over several datasets keep to: three-way (a two-way
+    dataset stores "not-entailed" as neutral). None for one dataset (its own scheme)."""
     return THREE_WAY_SCHEME if scope.one is None else None
 
 
 def datasets_outside_scheme(scheme: str, among: Scope) -> list[str]:
-    """Slugs of the datasets (of `among`: a team's, or every one) with pairs whose labels are in
-    another scheme (left out of "all datasets")."""
+    """Slugs of the datasets of `among` with pairs whose labels are in another scheme."""
     rows = among.datasets() if among.one is None else Dataset.objects.all()
     # One probe of a pair per dataset (`unique_pair_id` leads with the dataset), not a join of every pair.
     with_pairs = Exists(Pair.objects.filter(dataset=OuterRef("pk")))
@@ -112,20 +104,16 @@ def premises_in(scope: Scope) -> QuerySet[Premise]:
 
 
 # --- which labels count ---------------------------------------------------------------------------
-# The one statement of the rule. Every label of a pair counts (the author's at AUTHOR_POSITION and
-# the validators' after it), except those of workers excluded in the team of the pair's dataset
-# (worker quality, SNLI §2.2; `ValidationLabel.excluded`, kept by `corpus.services`) and those
-# written in a study session its market has not vouched for (`awaiting_market_session`:
-# until it vouches, or for good once it refuses); an imported label (no worker) always counts. Of the labels that count, a pair's counters, gold label
-# and exported labels take the earliest five by position (`in_gold`): a pair that lost a label to
-# an exclusion took a replacement after its last (6, 7, ...), and when the worker is included again
-# their label counts again and the latest replacement drops out.
+# The one statement of the rule. Every label of a pair counts, except those of workers excluded in
+# the team of the pair's dataset (`ValidationLabel.excluded`) and those written in a study session
+# its market has not vouched for (`awaiting_market_session`). Of the labels that count, a pair's
+# counters, gold label and exported labels take the earliest five by position (`in_gold`): when an
+# excluded worker is included again, the latest replacement label drops out.
 
 
 def answers_of_counted_workers(prefix: str = "", *, dataset: str = "pair__dataset") -> Q:
-    """Answers (judgments, per-premise labels) by no worker (imported) or by one not excluded in the
-    team of the answer's dataset (`dataset`: the path from the answer to it): the worker half of the
-    rule, for answer tables that keep no mark of their own (labels keep `excluded`)."""
+    """Answers by no worker (imported) or by one not excluded in the team of the answer's dataset
+    (`dataset`: the path to it): the rule for answer tables that keep no mark of their own."""
     excluded = WorkerExclusion.objects.filter(
         worker_id=OuterRef(f"{prefix}worker_id"), team_id=OuterRef(f"{prefix}{dataset}__team_id")
     )
@@ -134,8 +122,7 @@ def answers_of_counted_workers(prefix: str = "", *, dataset: str = "pair__datase
 
 def labels_that_count(prefix: str = "") -> Q:
     """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair): two
-    columns of the label itself, so a statement that reads every label of a corpus (the snapshot
-    export) joins no worker row per label."""
+    columns of the label itself, so a read of every label joins no worker row per label."""
     return Q(**{f"{prefix}excluded": False}) & Q(**{f"{prefix}awaiting_market_session__isnull": True})
 
 
@@ -145,14 +132,12 @@ def is_excluded_in(worker: Worker, team_id: int | None) -> bool:
 
 
 def datasets_excluding(worker: Worker) -> QuerySet[Dataset, Any]:
-    """The datasets of the teams that excluded this worker (a subquery: `dataset__in=`): what no
-    task offers them."""
+    """The datasets of the teams that excluded this worker, as a subquery."""
     return Dataset.objects.filter(team__worker_exclusions__worker=worker).values("pk")
 
 
 def excluded_workers(scope: Scope) -> set[int]:
-    """The workers excluded in the teams of a scope: one dataset's team, a group's teams, or any team
-    (every dataset): what a page that shows a worker's standing marks "excluded"."""
+    """The workers excluded in the teams of a scope (any team, for every dataset)."""
     exclusions = WorkerExclusion.objects.all()
     if scope.dataset is not None:
         exclusions = excluded_in([scope.dataset.team_id])
@@ -167,9 +152,8 @@ def excluded_in(team_ids: Any) -> QuerySet[WorkerExclusion]:
 
 
 def replacement_labels_in_gold() -> QuerySet[Any, Any]:
-    """Pks of labels beyond position 5 that count towards gold: counting, with fewer than five
-    counting labels before them on their pair. Such labels exist only where an exclusion was healed,
-    so this subquery touches few rows."""
+    """Pks of labels beyond position 5 that count towards gold (fewer than five counting labels
+    before them on their pair): few, only where an exclusion was healed."""
     earlier = (
         ValidationLabel.objects.filter(labels_that_count(), pair=OuterRef("pair"), position__lt=OuterRef("position"))
         .order_by()
@@ -196,10 +180,7 @@ GENRE_NAMES_CACHE_KEY = "corpus:genre-names"
 
 
 def genre_names() -> dict[str, str]:
-    """{genre slug: display name}: pages show names ("Face-to-face"), files and URLs keep slugs.
-
-    Kept a minute in the cache: a page may ask for many names, and genres are renamed rarely.
-    """
+    """{genre slug: display name}, kept a minute in the cache (genres are renamed rarely)."""
     names: dict[str, str] | None = cache.get(GENRE_NAMES_CACHE_KEY)
     if names is None:
         names = dict(Genre.objects.values_list("slug", "name"))
@@ -217,11 +198,9 @@ def _judged(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
 
 
 def awaiting_decision() -> Q:
-    """The pairs whose adjudication is pending, as a filter on Pair: the one rule of every queue
-    (the MPE page's, the adjudication page's). No researcher's decision stands on the pair: none
-    was made, or the latest was a withdrawal (the gold is the rule's again, `adjudicated_label`
-    empty). A gold label taken from an imported file is not a researcher's decision: the pair
-    stays in to be checked."""
+    """The pairs whose adjudication is pending, as a filter on Pair: no researcher's decision stands
+    on the pair (none was made, or the latest was a withdrawal). A gold label taken from an imported
+    file is not a researcher's decision: the pair stays in to be checked."""
     decided = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER).values("pair_id")
     return Q(adjudicated_label="") | ~Q(pk__in=decided)
 
@@ -235,10 +214,7 @@ class AdjudicationReason(TypedDict):
 def adjudication_queue(
     scope: Scope, *, pending_only: bool = True
 ) -> "QuerySet[WithAnnotations[Pair, AdjudicationReason]]":
-    """Judged items in an adjudication case, each annotated with `adjudication_reason`; oldest first.
-
-    `pending_only` keeps the items still awaiting a researcher's decision (`awaiting_decision`).
-    """
+    """Judged items in an adjudication case, each annotated with `adjudication_reason`; oldest first."""
     two_two_one, torn = adjudication_case()
     pairs = _judged(pairs_in(scope)).filter(two_two_one | torn)
     if pending_only:

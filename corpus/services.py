@@ -2,22 +2,15 @@
 
 A pair carries counters (labels so far, votes per label, gold label) so that no page counts the
 label table. Every writer of labels goes through here, in the same transaction as its labels:
-  - `add_labels`: one label on each of several pairs (a validator's batch; `add_label`, a batch of
-    one, for the demo and tests), under their row locks: the one place a label's rules are applied;
-  - `create_pairs`: new pairs with their labels in bulk (the writing task, corpus imports).
-Labels that stop counting later (a team's exclusion of workers, a participant's erasure) leave
-the counters through `corpus.exclusions`. The recompute (`corpus.recompute`) checks and repairs
-the counters from the label table, a researcher's adjudication (`corpus.adjudication`) overrides
-a pair's votes, and the stopping rules (`corpus.stopping_policies`) take pairs out of the claim
-queue. Each writer appends deltas
-to the maintained aggregates (`corpus.tallies`, and the workers' figures: `corpus.worker_tally`) in
+`add_labels` (a validator's batch, under the pairs' row locks: the one place a label's rules are
+applied) and `create_pairs` (new pairs with their labels in bulk). Labels that stop counting later
+leave the counters through `corpus.exclusions`; `corpus.recompute` checks and repairs them. Each
+writer appends deltas to the maintained aggregates (`corpus.tallies`, `corpus.worker_tally`) in
 the same transaction, after its labels.
-A pair's gold label is its `adjudicated_label` when it has one, else the 3-of-5 rule over its votes.
-Which labels count is `corpus.selectors.labels_that_count` (and `in_gold`, the earliest five of
-them). A pair takes a label only while fewer than five of its labels count, counted in the label
-table under the pair's row lock, so a counter that drifted low never lets a sixth in. A pair that
-lost a label to an exclusion takes replacement labels in positions after its last (6, 7, ...)
-until five count again. Which pairs need validation is decided here too (`needs_validation`).
+
+A pair takes a label only while fewer than five of its labels count (`corpus.selectors.in_gold`),
+counted in the label table under the pair's row lock, so a counter that drifted low never lets a
+sixth in; a pair that lost a label to an exclusion takes replacements after its last (6, 7, ...).
 """
 
 import random
@@ -109,16 +102,9 @@ def label_refusal(
     ordinal: int | None = None,
     worker_excluded: bool = False,
 ) -> str | None:
-    """Why `pair` cannot take this label in `position` (the next after its labels), or None: the
-    one statement of the rules, which `add_labels` applies under the pair's row lock.
-
-    `pair` is the locked row with its counters, `scheme` its dataset's label scheme, `taken` its
-    labels as (position, worker id, whether it counts), read under the lock, `worker_excluded`
-    whether the worker is excluded in the team of the pair's dataset. Refused: a label that
-    is not a core label or not one of the scheme's (with the rating an ordinal dataset needs,
-    mapping to the label, and only there), a sixth counted label, a label by an excluded worker,
-    an author validating their own pair and a second label by the same worker.
-    """
+    """Why `pair` (the locked row) cannot take this label in `position`, or None: the one statement
+    of the rules, which `add_labels` applies under the pair's row lock. `taken`: its labels as
+    (position, worker id, whether it counts), read under the lock."""
     if label not in VOTE_FIELD:
         return f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}."
     if label not in scheme_labels.stored_categories(scheme):
@@ -127,16 +113,12 @@ def label_refusal(
         return "Ordinal datasets take a 1–5 rating with every label, and only they do."
     if ordinal is not None and scheme_labels.to_stored(scheme, ordinal)[0] != label:
         return f"Rating {ordinal} maps to another label than '{label}'."
-    # Labels that count only: a pair that lost an excluded worker's label takes a replacement label
-    # (in the next free position, beyond 5 if need be) until it has five that count again. The
-    # label table decides, as well as the counter: a counter that drifted low (a bulk write that
+    # The label table decides as well as the counter: a counter that drifted low (a bulk write that
     # went around this module) must not let a sixth label in; the recompute sets it right.
     if pair.label_count >= LABELS_PER_PAIR or sum(counts for *_, counts in taken) >= LABELS_PER_PAIR:
         return f"Pair {pair.pair_id} already has all {LABELS_PER_PAIR} labels."
     if worker is not None:
-        if worker_excluded:
-            # Their labels are left out of this team's gold labels; counting new ones here would
-            # disagree with a recompute.
+        if worker_excluded:  # counting new labels of theirs would disagree with a recompute
             return EXCLUDED_REFUSAL
         if pair.author_id == worker.pk and position != AUTHOR_POSITION:
             return "Authors do not validate their own pairs."
@@ -174,8 +156,7 @@ LOCKED_COLUMNS = (
 
 
 def _labels_taken(pair_pks: Sequence[int]) -> dict[int, list[tuple[int, int | None, bool]]]:
-    """{pair pk: [(position, worker id, whether the label counts), ...]} of these pairs' labels, in
-    one read; under their row locks, what a label's refusal counts (`label_refusal`)."""
+    """{pair pk: [(position, worker id, whether the label counts), ...]} of these pairs' labels."""
     counts = Case(When(labels_that_count(), then=Value(True)), default=Value(False), output_field=BooleanField())
     taken: dict[int, list[tuple[int, int | None, bool]]] = {}
     for pair_pk, position, worker_id, counted in (
@@ -199,12 +180,10 @@ def add_labels(
 ) -> list[ValidationLabel]:
     """Add one label to each of several pairs and move their counters, set-based, in one transaction.
 
-    `labelled` is a list of (pair, label) or (pair, label, ordinal), each pair at most once (the
-    caller maps a scheme's answers to core labels: corpus.labels.to_stored). Never a sixth label,
-    one label per worker per pair, an author never validates their own pair, an excluded worker is
-    refused (`label_refusal`), checked for the whole batch before anything
-    is written, in four statements whatever the batch's size: lock the pairs (in pk order, as
-    every writer does), read their labels, insert the new labels, update the counters.
+    `labelled` is a list of (pair, label) or (pair, label, ordinal), each pair at most once (core
+    labels: corpus.labels.to_stored). The rules (`label_refusal`) are checked for the whole batch
+    before anything is written, in four statements whatever the batch's size: lock the pairs (in pk
+    order, as every writer does), read their labels, insert the new labels, update the counters.
     Returns the new ValidationLabel rows in the order given; the caller's pair instances follow
     the database. `releasing_places`: each label comes from a claim that held a place on its pair
     (a validator's submit), so the pair's `held_places` drops by one in the same UPDATE.
@@ -253,9 +232,9 @@ def add_labels(
                 refusal = f"Pair {pair.pk} does not exist."
                 break
             taken = existing.get(pair.pk, [])
+            if releasing_places:  # nothing is written if a refusal follows
+                row.held_places = max(0, row.held_places - 1)
             if first_sends_count and row.label_count >= LABELS_PER_PAIR:
-                if releasing_places:
-                    row.held_places = max(0, row.held_places - 1)
                 continue
             position = _next_position(taken)
             refusal = label_refusal(
@@ -281,8 +260,6 @@ def add_labels(
                     awaiting_market_session=awaiting_market_session,
                 )
             )
-            if releasing_places:
-                row.held_places = max(0, row.held_places - 1)
             if awaiting_market_session is not None:
                 continue  # counts nowhere yet: the pair's counters stay as they are
             vote_field = VOTE_FIELD[label]
@@ -323,10 +300,8 @@ def add_labels(
 
 
 def _update_counters(rows: Sequence[Pair], fields: Sequence[str]) -> None:
-    """Write these locked pairs' `fields` as they are in memory, in one statement on PostgreSQL
-    (`base.plain_rows.update_rows`). `bulk_update`'s CASE WHEN per field and pair is the
-    same one statement, but building it costs more Python than anything else in a validator's
-    submit."""
+    """Write these locked pairs' `fields` as they are in memory, in one statement: `bulk_update`'s
+    CASE WHEN per field and pair cost more Python than anything else in a validator's submit."""
     columns = [tallies.column(Pair, name) for name in fields]
     update_rows(Pair._meta.db_table, columns, [(row.pk, *(getattr(row, name) for name in fields)) for row in rows])
 
@@ -335,9 +310,8 @@ def _update_counters(rows: Sequence[Pair], fields: Sequence[str]) -> None:
 
 
 def create_premises(premises: Iterable[Premise], *, batch_size: int = 1000) -> list[Premise]:
-    """Insert new premises (unsaved Premise objects) with their tallies; returns them. The one
-    bulk way premises arrive, so the dashboard's premise counts and lengths (corpus.tallies) never
-    miss an importer. Runs in the caller's transaction."""
+    """Insert new premises (unsaved) with their tallies, in the caller's transaction; returns them.
+    The one bulk way premises arrive, so the tallies never miss an importer."""
     rows = list(premises)
     for premise in rows:
         if not premise.text_hash:  # bulk_create skips save(), which sets it
@@ -358,16 +332,14 @@ def create_pairs(
     adjudication_reasons: Sequence[str] | None = None,
     ordinals: Sequence[Sequence[int | None]] | None = None,
 ) -> list[Pair]:
-    """Insert new pairs of one dataset and split with their labels and counters; returns the pairs.
+    """Insert new pairs of one dataset and split with their labels and counters, in the caller's
+    transaction; returns the pairs.
 
-    `pairs` are unsaved Pair objects (dataset, premise, pairID, text, author label, author);
-    `labels[i]` is the list of pair i's labels in position order, the author's first. The
-    author's label row names the pair's author; imported validators' labels have no worker.
-    `needs_validation` (True/False) overrides the split's rule. A pair given an `adjudicated_label`
-    (an imported file's gold that is not the majority, MPE) gets it as gold and an Adjudication row
-    from the file, with `adjudication_reasons[i]` as its reason.
-    `ordinals[i]`, for ordinal datasets, lists pair i's 1–5 ratings in the same order.
-    Runs in the caller's transaction.
+    `labels[i]` is pair i's labels in position order, the author's first (its row names the pair's
+    author; imported validators' labels have no worker); `ordinals[i]`, for ordinal datasets, its
+    1–5 ratings. `needs_validation` (True/False) overrides the split's rule. A pair given an
+    `adjudicated_label` (an imported file's gold that is not the majority, MPE) gets it as gold and
+    an Adjudication row from the file, with `adjudication_reasons[i]` as its reason.
     """
     rule = stopping_rule_for(dataset, split)
     for pair, pair_labels in zip(pairs, labels, strict=True):
@@ -447,8 +419,7 @@ def _insert_labels(rows: Iterable[tuple[int, int, str, int | None]]) -> int:
 
 def release_awaiting_labels(session_id: int) -> list[int]:
     """Count the labels written in study session `session_id` now that its market vouched for it:
-    they are no longer waiting, and their pairs' counters, gold labels and tallies are recounted from
-    the label table (`corpus.recompute`, the path an exclusion heals by), in the caller's transaction
+    their pairs are recounted from the label table (`corpus.recompute`), in the caller's transaction
     when there is one. Returns the pks of the pairs recounted."""
     with transaction.atomic():
         waiting = ValidationLabel.objects.filter(awaiting_market_session=session_id)

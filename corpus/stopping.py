@@ -1,16 +1,9 @@
 """Stopping rules for validation labels, in plain Python (no Django: the replay reads it).
 
-A pair's gold label is the label chosen by 3 of its 5 labels, the author's included (corpus/gold.py).
-Once three labels agree, the remaining ones cannot change it; once no label can still reach three,
-the pair is `-` (or its imported gold) whatever comes. The rules:
-
-  - fixed: every pair takes all five labels (the papers' protocol; dev and test default to it,
-    because the agreement figures and Fleiss κ of the papers need five labels a pair);
-  - decided: stop as soon as the 3-of-5 gold cannot change (`gold_is_decided`); the gold label
-    is then exactly the one five labels would have given;
-  - confident: stop once the posterior of the leading label under a worker-quality model
-    (Dawid–Skene) reaches a threshold, or at a maximum of labels; a pair whose leading label is a
-    minority of its labels never stops early (`confident_stop`). This one may change gold labels.
+The rules: fixed (every pair takes all five labels, the papers' protocol); decided (stop as soon
+as the 3-of-5 gold cannot change: `gold_is_decided`, so the gold is exactly the one five labels
+would have given); confident (stop once the posterior of the leading label under a Dawid–Skene
+model reaches a threshold, unless that label is a minority: `confident_stop`; it may change gold).
 
 `replay` plays full label sequences (SNLI, MultiNLI, ChaosNLI-style) under each rule, in their
 order and in shuffled orders, and says what each saves and what it changes.
@@ -105,12 +98,9 @@ class PooledModel:
 def fit_pooled_dawid_skene(
     sequences: Iterable[Sequence[str]], *, iterations: int = 50, smoothing: float = 0.01
 ) -> PooledModel:
-    """EM for the pooled model, started from the majority vote of each item's labels.
-
-    With one matrix for everyone an item's posterior depends on its label counts alone, so the
-    items are grouped by their counts (a few dozen groups for thousands of five-label items) and
-    each group is weighed by its size: the same sums, a few dozen terms each instead of one per item.
-    """
+    """EM for the pooled model, started from the majority vote of each item's labels. An item's
+    posterior depends on its label counts alone, so items are grouped by their counts, each group
+    weighed by its size."""
     groups = Counter(tuple(Counter(seq)[label] for label in LABELS) for seq in sequences if seq)
     items = [(dict(zip(LABELS, key, strict=True)), size) for key, size in groups.items()]
     posteriors = []

@@ -1,10 +1,7 @@
-"""A split's stopping rule and the pairs it stops (`corpus.stopping` holds the rules
-themselves, Django-free).
+"""A split's stopping rule and the pairs it stops (`corpus.stopping` holds the rules themselves).
 
-A researcher chooses a rule per split (`StoppingPolicy`); each pair still taking labels records it
-(`Pair.stopping_rule`), and a pair the decided or confident rule settles leaves the claim queue
-(`stopped_early`). The label writers (`corpus.services`) stop a pair in the same UPDATE that moves
-its counters (`stops_when_decided`); everything else that stops or reopens pairs is here.
+The label writers stop a pair in the same UPDATE that moves its counters (`stops_when_decided`);
+everything else that stops or reopens pairs is here.
 """
 
 from collections.abc import Sequence
@@ -26,8 +23,8 @@ def stopping_rule_for(dataset: Dataset, split: str) -> str:
 
 
 def decided_q() -> Q:
-    """`corpus.stopping.gold_is_decided` as a filter on a pair's counters: a label has three
-    votes, or none can reach three with the labels left (v + (5 - n) < 3, i.e. v < n - 2)."""
+    """`corpus.stopping.gold_is_decided` as a filter on a pair's counters: a label has three votes,
+    or none can reach three with the labels left (v + (5 - n) < 3)."""
     reachable = LABELS_PER_PAIR - GOLD_MAJORITY
     majority, hopeless = Q(), Q()
     for name in VOTE_FIELD.values():
@@ -53,9 +50,8 @@ class PolicyRefused(ValidationError):
 def set_stopping_policy(
     dataset: Dataset, split: str, rule: str, *, threshold: float | None = None, max_labels: int | None = None
 ) -> tuple[StoppingPolicy, int, int]:
-    """Choose the split's stopping rule (a researcher, on the dashboard or in the admin): the policy
-    row, then the rule recorded on the split's pairs still taking labels and, under the decided rule,
-    the settled ones stopped, in one transaction. Returns (policy, pairs whose rule changed, stopped)."""
+    """Choose the split's stopping rule and apply it (`apply_stopping_policy`), in one transaction.
+    Returns (policy, pairs whose rule changed, stopped)."""
     policy = StoppingPolicy.objects.filter(dataset=dataset, split=split).first() or StoppingPolicy(
         dataset=dataset, split=split
     )
@@ -99,8 +95,7 @@ def apply_stopping_policy(dataset: Dataset, split: str) -> tuple[int, int]:
 @transaction.atomic
 def record_stopping_rules(pairs: QuerySet[Pair]) -> int:
     """Copy each pair's split rule (`StoppingPolicy`, else fixed) onto these pairs still taking
-    labels, and stop those the decided rule says are settled. Called when pairs are marked for
-    validation. A few statements per policy row; returns pairs stopped."""
+    labels, and stop those the decided rule says are settled; returns pairs stopped."""
     pairs = Pair.objects.filter(pk__in=pairs.values("pk"), stopped_early=False, label_count__lt=LABELS_PER_PAIR)
     chosen = Q()
     for dataset_id, split, rule in StoppingPolicy.objects.values_list("dataset_id", "split", "rule"):
@@ -113,10 +108,8 @@ def record_stopping_rules(pairs: QuerySet[Pair]) -> int:
 
 
 def stop_pairs(pairs: QuerySet[Pair]) -> int:
-    """Stop these pairs taking labels before five (the decided or confident rule): they leave the
-    claim indexes (partial on needs_validation) in one UPDATE. Live claims others hold on them stay
-    good: their labels are taken and counted when submitted (a pair never exceeds five), and no
-    claim serves the pair again. Returns how many stopped."""
+    """Stop these pairs taking labels before five: they leave the claim indexes. Live claims others
+    hold on them stay good (a pair never exceeds five labels). Returns how many stopped."""
     open_pairs = Pair.objects.filter(pk__in=pairs.values("pk")).filter(
         needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
     )
@@ -124,9 +117,8 @@ def stop_pairs(pairs: QuerySet[Pair]) -> int:
 
 
 def requeue_undecided_stopped(among: Sequence[int] | None = None) -> list[int]:
-    """Pairs stopped under the decided rule whose gold is no longer decided (an excluded worker's
-    label left their counters) take labels again: of `among` (pks), or of every pair. Returns their
-    pks (the caller withdraws a model's vote that stopped one: `corpus.exclusions.set_workers_excluded`)."""
+    """Pairs stopped under the decided rule whose gold is no longer decided take labels again: of
+    `among` (pks), or of every pair. Returns their pks."""
     pairs = Pair.objects.all() if among is None else Pair.objects.filter(pk__in=list(among))
     with transaction.atomic():
         pks = list(

@@ -1,15 +1,9 @@
 """A premise's writings: how many its pairs make, and the pairIDs of the pairs of a new one.
 
-A writing is a hypothesis of each label: the writing claim serves a premise while its
-`writings_done` is under its dataset's writings_per_premise, and the tasks move that count as
-they save. A corpus import brings writings too (MultiNLI's three pairs of a premise are one,
-SNLI's nine three), so every import counts them (`count_writings_of_pairs`); otherwise the claim
-serves a premise whose writing is complete.
-
-Each task names its pairs in its own form (the writing task MultiNLI's "<promptID>e", the
-adversarial task "<promptID>a<round>w<writing>"), but an imported corpus may hold the very same
-ids (MultiNLI's "101e" is what a first writing of premise 101 would be called), so every task
-takes its ids from `unused_pair_ids`, which owns the rule that keeps them apart.
+A writing is a hypothesis of each label; the writing claim serves a premise while its
+`writings_done` is under its dataset's writings_per_premise. A corpus import brings writings too,
+so every import counts them (`count_writings_of_pairs`). An imported corpus may hold the very ids
+a task would give (MultiNLI's "101e"), so every task takes its ids from `unused_pair_ids`.
 """
 
 from collections.abc import Iterable, Sequence
@@ -36,10 +30,8 @@ def _complete_writings() -> Least:
 
 def count_writings_of_pairs(premise_ids: Iterable[int] | None = None) -> int:
     """Raise the premises' `writings_done` to the complete writings among their pairs (every
-    premise when None); returns how many moved. Never lowers it: an adversarial writing is one
-    pair (or none), and the tasks count their own. Every import calls it for the premises of the
-    pairs it created; importers' migration 0005 ran it once for databases imported before.
-    Runs in the caller's transaction."""
+    premise when None), in the caller's transaction; returns how many moved. Never lowers it: an
+    adversarial writing is one pair (or none), and the tasks count their own."""
     premises = Premise.objects.all() if premise_ids is None else Premise.objects.filter(pk__in=list(premise_ids))
     complete = _complete_writings()
     return premises.alias(complete=complete).filter(writings_done__lt=F("complete")).update(writings_done=complete)
@@ -47,11 +39,8 @@ def count_writings_of_pairs(premise_ids: Iterable[int] | None = None) -> int:
 
 def unused_pair_ids(dataset_id: int, wanted: Sequence[str]) -> list[str]:
     """`wanted` as they are when the dataset holds none of them, else all of them with the first
-    suffix "-2", "-3", ... that none is taken with (one writing's pairs keep one suffix together).
-
-    Call it in the transaction that inserts the pairs, under the lock of their premise: two
-    submits of one premise then choose one after the other (every form starts with the
-    premise's promptID, so only its own pairs can take the same ids).
+    suffix "-2", "-3", ... that none is taken with. Call it in the transaction that inserts the
+    pairs, under the lock of their premise, so two submits of one premise choose one after the other.
     """
     wanted = list(wanted)
     if len(set(wanted)) != len(wanted):

@@ -1,12 +1,6 @@
-"""The tally engine and the tallies it keeps: maintained sums that pages and reports read instead
-of scanning the corpus (README.md in this folder: each tally, its writers, the signals its
-receivers follow and its repair command).
-
-- `engine`: deltas appended, folded, gathered during an import, checked and rebuilt; the registry
-  of maintained tallies (`MAINTAINED`);
-- `corpus_tallies`: the corpus's own (pairs, lengths, words: `CORPUS`);
-- `worker_tally`: the workers' figures (`TALLY`, registered by corpus.apps);
-- `models`: the tables (the corpus app's models).
+"""The tally engine (`engine`) and the tallies it keeps (`corpus_tallies`, `worker_tally`; their
+tables in `models`): maintained sums that pages and reports read instead of scanning the corpus
+(README.md in this folder lists each tally, its writers and its repair command).
 
 `from corpus import tallies` reads the engine's and the corpus tallies' names from here. A value
 read at call time (`GATHERED_KEYS_WRITTEN_AT`) is patched on `corpus.tallies.engine`.

@@ -1,18 +1,10 @@
 """The corpus's own tallies: the sums that statistics and dashboard figures need, kept per
 dataset × split × genre so that no report or page scans the corpus.
 
-Three delta tables (`PairTally`, `LengthTally`, `WordTally`: `CORPUS`), written, folded, checked
-and rebuilt by the engine (`corpus.tallies.engine`).
-
-Who writes deltas (all through here):
-  - `corpus.services` (labels added, pairs created), `corpus.adjudication` (gold adjudicated) with
-    `pairs_moved`/`pairs_added`/`words_moved` (a hypothesis's words follow its counted label);
-  - premise imports (`premises_added`) and split assignment (`premises_moving`);
-  - `corpus.recompute.recompute_gold`, which moves them with the counters it fixes, compares them
-    with the truth grouped from the pairs and premises and rewrites them, as of one snapshot,
-    without making writers wait (`check_and_rebuild`, every registered tally's check and rebuild).
-Anything else that changes a pair's counters, split, genre or texts, or deletes pairs outside a
-dataset's deletion, shows as drift in the next recompute, which repairs it.
+Three delta tables (`PairTally`, `LengthTally`, `WordTally`: `CORPUS`), kept by the engine
+(`corpus.tallies.engine`). Every writer of counters, premises and splits writes its deltas through
+here; anything else that changes a pair's counters, split, genre or texts, or deletes pairs outside
+a dataset's deletion, shows as drift in the next recompute, which repairs it.
 """
 
 from collections import Counter
@@ -58,10 +50,8 @@ HYPOTHESES = ""  # the word of a WordTally row that counts hypotheses, not a wor
 
 
 def spaced_word_count_sql(field: str) -> Any:
-    """Words in a text column, in SQL: spaces + 1.
-
-    Three passes of "two spaces -> one" first, so runs of up to eight spaces count as one gap.
-    """
+    """Words in a text column, in SQL: spaces + 1, after three passes of "two spaces -> one" (runs
+    of up to eight spaces count as one gap)."""
     text: Trim | Replace = Trim(field)
     for _ in range(3):
         text = Replace(text, Value("  "), Value(" "))
@@ -93,8 +83,7 @@ def _length_rows(rows: QuerySet[Any], text: str, place: str, kind: LengthKind) -
 
 
 def relation_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
-    """{LENGTH_KEY (kind relation, words = bit mask): n}: the words are compared in Python, one
-    pass over the pairs' texts (the truth of the relation tallies; costly at corpus scale)."""
+    """{LENGTH_KEY (kind relation, words = bit mask): n}, the words compared in Python (costly)."""
     rows: Counter[Key] = Counter()
     texts = pairs.order_by().values_list(
         "dataset_id", "premise__split", "premise__genre_id", "premise__text", "hypothesis"
@@ -113,8 +102,7 @@ def hypothesis_words(dataset_id: int, split: str, genre_id: int, label: str, hyp
 
 
 def word_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
-    """{WORD_KEY: hypotheses}: every hypothesis tokenised in Python (the truth of the word tally;
-    costly at corpus scale, as the give-away page was before the tally)."""
+    """{WORD_KEY: hypotheses}: every hypothesis tokenised in Python (costly at corpus scale)."""
     rows: Counter[Key] = Counter()
     texts = pairs.order_by().values_list(
         "dataset_id", "premise__split", "premise__genre_id", "gold_label", "author_label", "label_count", "hypothesis"
@@ -138,8 +126,7 @@ def length_rows(premises: QuerySet[Premise], pairs: QuerySet[Pair]) -> dict[Key,
 
 def split_moved(rows: Rows, split: str, at: int = 1) -> Counter[Key]:
     """The deltas that move these rows ({key: n}) to `split`, the key's value at `at`: keys from
-    several splits land on one key of `split` and add up (a dict built key by key kept only the
-    last, and assign_splits moving dev and test back drifted)."""
+    several splits land on one key of `split` and add up."""
     deltas: Counter[Key] = Counter()
     for key, n in rows.items():
         deltas[key] -= n
@@ -155,9 +142,8 @@ def pair_key(pair: Pair, split: str, genre_id: int, state: Sequence[int] | None 
 
 
 def pairs_moved(moves: Iterable[tuple[int, Key, Key]]) -> int:
-    """Record pairs whose counters changed: `moves` is a list of (pair pk, old PAIR_KEY, new
-    PAIR_KEY). One INSERT of at most two rows per move, netted (a batch's pairs often share keys);
-    the moves are told to the apps that keep figures of their own by pair (`corpus.signals.pairs_moved`)."""
+    """Record pairs whose counters changed, (pair pk, old PAIR_KEY, new PAIR_KEY) each: one INSERT of
+    netted deltas, and the moves told to `corpus.signals.pairs_moved`."""
     deltas: Counter[Key] = Counter()
     moved = []
     for pk, old, new in moves:
@@ -183,8 +169,7 @@ def flags_moved(rows: Rows, values: Mapping[str, bool]) -> Counter[Key]:
 
 @dataclass(frozen=True)
 class LabelMove:
-    """A pair whose gold label or label count moved: what the word tally (and the receivers of
-    `corpus.signals.gold_moved`) need to follow it, from the row the writer holds locked."""
+    """A pair whose gold label or label count moved, from the row the writer holds locked."""
 
     pair_id: int
     dataset_id: int
@@ -207,8 +192,7 @@ class LabelMove:
 
 
 def words_moved(moves: Iterable[LabelMove]) -> int:
-    """Move the hypotheses whose counted label changed from the old label's words to the new
-    one's: one INSERT of netted deltas (nothing when no counted label changed)."""
+    """Move the hypotheses whose counted label changed from the old label's words to the new one's."""
     deltas: Counter[Key] = Counter()
     for move in moves:
         old, new = move.old_label, move.new_label
@@ -229,8 +213,7 @@ def spaced_word_count(text: str) -> int:
 
 
 def _premise_facts(pairs: Sequence[Pair]) -> dict[int, tuple[str, int, str]]:
-    """{premise pk: (split, genre pk, text)} for these pairs' premises: from the instances where
-    loaded, else one read per 900 premises."""
+    """{premise pk: (split, genre pk, text)} of these pairs' premises: loaded, else read 900 at a time."""
     facts: dict[int, tuple[str, int, str]] = {}
     not_loaded: set[int] = set()
     for pair in pairs:
@@ -248,8 +231,7 @@ def _premise_facts(pairs: Sequence[Pair]) -> dict[int, tuple[str, int, str]]:
 
 
 def pairs_added(pairs: Sequence[Pair]) -> None:
-    """Record new pairs (saved Pair instances with their counters): counters, hypothesis lengths,
-    edit relations to the premise and the hypotheses' words under their counted label."""
+    """Record new pairs (saved, with their counters): counters, lengths, edit relations and words."""
     facts = _premise_facts(pairs)
     states: Counter[Key] = Counter()
     lengths: Counter[Key] = Counter()
@@ -271,9 +253,9 @@ def pairs_added(pairs: Sequence[Pair]) -> None:
 
 
 def _labels_first() -> None:
-    """Hold the label table's writer lock before writing tallies, as label writers do (a table
-    lock taken after SHARE on the labels then cannot deadlock with a corpus import that writes
-    premise tallies and labels afterwards). ROW EXCLUSIVE: no writer waits for another."""
+    """Hold the label table's writer lock before writing tallies, as label writers do, so that a
+    corpus import that writes premise tallies and then labels cannot deadlock. ROW EXCLUSIVE: no
+    writer waits for another."""
     from ..models import ValidationLabel
 
     with connection.cursor() as cursor:
@@ -281,7 +263,7 @@ def _labels_first() -> None:
 
 
 def premises_added(premises: Iterable[Premise]) -> None:
-    """Record new premises (saved Premise instances): counts and lengths per genre and split."""
+    """Record new premises (saved): counts and lengths per genre and split."""
     saved = list(premises)
     if not saved:
         return
@@ -309,14 +291,7 @@ def premises_moving(premises: QuerySet[Premise], split: str) -> None:
 def pair_counts(
     scope: Scope = EVERYTHING,
     *,
-    by: Sequence[str] = (
-        "genre__slug",
-        "author_label",
-        "label_count",
-        "entailment_votes",
-        "neutral_votes",
-        "contradiction_votes",
-    ),
+    by: Sequence[str],
     scheme: str | None = None,
 ) -> list[Key]:
     """[(*by, pairs)] summed from PairTally: a few hundred rows whatever the corpus's size (with no
@@ -324,12 +299,7 @@ def pair_counts(
     return summed(scoped(PairTally, scope, scheme), by)
 
 
-def length_counts(
-    kind: str,
-    scope: Scope = EVERYTHING,
-    *,
-    by: Sequence[str] = ("words",),
-) -> list[Key]:
+def length_counts(kind: str, scope: Scope = EVERYTHING, *, by: Sequence[str] = ("words",)) -> list[Key]:
     """[(*by, rows)] of premises or pairs (kind) summed from LengthTally."""
     return summed(scoped(LengthTally, scope).filter(kind=kind), by)
 
@@ -341,13 +311,8 @@ def word_counts(scope: Scope = EVERYTHING, *, genre_id: int | None = None) -> li
 
 
 def grouped_truth(dataset: Dataset | None = None, *, lengths: bool = True) -> Truth:
-    """{PairTally: {key: n}, LengthTally: {key: n}, WordTally: {key: n}} grouped from the pairs
-    and premises themselves.
-
-    Without `lengths`, PairTally only: the lengths and words follow texts, and counting every
-    sentence's words is most of the cost (the word tally's labels move with deltas, as the
-    counters do, and are checked with the texts).
-    """
+    """{PairTally: {key: n}, LengthTally: ..., WordTally: ...} grouped from the pairs and premises.
+    Without `lengths`, PairTally only: counting every sentence's words is most of the cost."""
     from ..selectors import pairs_in, premises_in
 
     scope = Scope.of_dataset(dataset)
@@ -371,7 +336,7 @@ CORPUS.register()
 
 
 def premise_saved(sender: type[Premise], instance: Premise, created: bool, raw: bool = False, **kwargs: Any) -> None:
-    """post_save receiver (connected in corpus.apps): a premise saved one at a time is counted too."""
+    """post_save receiver: a premise saved one at a time is counted too."""
     if created and not raw:
         with transaction.atomic():
             premises_added([instance])

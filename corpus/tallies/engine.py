@@ -1,19 +1,13 @@
 """The tally engine: tables of signed deltas that other code sums instead of scanning.
 
 A maintained tally (`Maintained`) is a few tables of append-only deltas (`corpus.tallies.models.Tally`)
-and the truth they follow. A writer that changes what they count INSERTs signed deltas in its own
-transaction (`insert_deltas`; never an UPDATE of a shared row: no hot row, so concurrent validators
-do not serialise on a counter). A figure is the SUM of `n` over its key, folded rows and fresh
-deltas alike; `fold` replaces every delta by one row per key in a single statement now and then, so
-a read stays a few hundred rows: the one fold of every registered tally, with one lock, after which
-it vacuums what it folded. The fold runs on the beat schedule (`corpus.fold_tallies`), after a long
-writer (`folds_deferred`) and by the `fold_tallies` command; never inside a writer's request (a fold
-reads every tally table). An import nets its own deltas as it goes (`deltas_gathered`) and, at its
-end, adds the sums to the rows their keys have, under the folds' lock (`_merge`).
-
+and the truth they follow. A writer INSERTs signed deltas in its own transaction (`insert_deltas`;
+never an UPDATE of a shared row, so concurrent validators do not serialise on a counter). A figure
+is the SUM of `n` over its key; `fold` replaces every delta by one row per key now and then (on the
+beat schedule, after a long writer, by the `fold_tallies` command; never inside a writer's request).
+An import nets its own deltas as it goes (`deltas_gathered`) and adds the sums at its end (`_merge`).
 `check_and_rebuild` compares a tally with its truth, as of one snapshot, and rebuilds it without
-making writers wait (`manage.py rebuild_tallies NAME`). Every tally registers itself in
-`MAINTAINED` (corpus/tallies/README.md lists them with their writers and signals).
+making writers wait. corpus/tallies/README.md lists the tallies with their writers and signals.
 """
 
 import threading
@@ -46,8 +40,7 @@ Truth = dict[type[Tally], Rows]
 
 @contextmanager
 def folds_deferred() -> Iterator[None]:
-    """A long writer (recompute_gold's fix of every pair, hundreds of commits of deltas): the
-    deltas its block appended are folded once, when it ends, not left for the next beat."""
+    """A long writer's block (hundreds of commits of deltas), folded once when it ends."""
     yield
     fold()
 
@@ -55,10 +48,9 @@ def folds_deferred() -> Iterator[None]:
 def fold() -> int:
     """Replace every delta by one row per key (sum of n, zero sums dropped); returns rows folded.
 
-    PostgreSQL: one statement a table, `WITH gone AS (DELETE ... RETURNING) INSERT ... SELECT sum(n)
-    FROM gone GROUP BY key`, so exactly the rows deleted are summed; deltas of transactions not
-    yet committed are not visible to it and stay as they are. A concurrent fold is skipped.
-    Outside a transaction, the tables it folded are then vacuumed (`_vacuum`).
+    One statement a table, `WITH gone AS (DELETE ... RETURNING) INSERT ... SELECT sum(n) FROM gone`,
+    so exactly the rows deleted are summed; uncommitted deltas stay as they are. A concurrent fold
+    is skipped. Outside a transaction, the tables it folded are then vacuumed (`_vacuum`).
     """
     folded, tables = _fold()
     if folded:
@@ -73,18 +65,15 @@ FOLD_WORK_MEM = "64MB"
 
 
 def _grouped(model: type[Tally], name: str) -> str:
-    """A key column as a fold groups and compares it: text in the "C" collation, bytes compared,
-    the same groups as the database's own (deterministic) collation gives, without its cost: a plan
-    that sorts the rows instead of hashing them (the statistics decide) sorted them by locale, 3 s
-    for 367k word rows."""
+    """A key column as a fold groups and compares it: text in the "C" collation, the same groups as
+    the database's own collation gives, without the cost of a sort by locale (3 s for 367k words)."""
     name = column(model, name)
     text = model._meta.get_field(name.removesuffix("_id")).get_internal_type() in ("CharField", "TextField")
     return f'{name} COLLATE "C"' if text else name
 
 
 def _fold() -> tuple[int, list[str]]:
-    """The fold's statements, in one transaction under the folds' lock: (rows written, the tables
-    whose rows it replaced)."""
+    """The fold under the folds' lock: (rows written, the tables whose rows it replaced)."""
     folded, replaced = 0, []
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [FOLD_LOCK])
@@ -98,9 +87,7 @@ def _fold() -> tuple[int, list[str]]:
             keys = ", ".join(f"{_grouped(model, name)} AS {column(model, name)}" for name in key_names)
             same_key = " AND ".join(f"t.{_grouped(model, name)} = d.{column(model, name)}" for name in key_names)
             positions = ", ".join(str(position) for position in range(1, len(names) + 1))
-            # Only the keys with more than one row are rewritten: a fold of every row reads
-            # and rewrites every word row at MultiNLI scale; one grouped read finds the few
-            # keys deltas have touched.
+            # Only the keys with more than one row are rewritten, not every word row of the corpus.
             cursor.execute(
                 f"WITH d AS (SELECT {keys} FROM {table} GROUP BY {positions} HAVING count(*) > 1), "
                 f"gone AS (DELETE FROM {table} AS t USING d WHERE {same_key} "
@@ -115,11 +102,9 @@ def _fold() -> tuple[int, list[str]]:
 
 
 def _vacuum(tables: Sequence[str]) -> None:
-    """VACUUM the tables a fold replaced rows of, once it has committed: the rows it deleted become
-    room for the next deltas and folds. Autovacuum would (after its threshold of dead rows, where
-    it runs at all: it is off on some servers): without it every fold left its deleted rows in the
-    table and the indexes, and each fold grew them by the rows it wrote. Not inside a
-    caller's transaction, where VACUUM cannot run (tests): the rows wait for a later fold's."""
+    """VACUUM the tables a fold replaced rows of, once it has committed, so the rows it deleted become
+    room for the next deltas (autovacuum is off on some servers, and each fold grew the tables by
+    the rows it wrote). Not inside a caller's transaction, where VACUUM cannot run."""
     if not tables or connection.in_atomic_block:
         return
     quote = connection.ops.quote_name
@@ -132,8 +117,7 @@ def _folded() -> list[tuple[type[Tally], Sequence[str]]]:
 
 
 def column(model: type[Model], key_name: str) -> str:
-    """The database column of a concrete field (`genre_id` or `genre` names the `genre` foreign
-    key's), for statements of plain rows (`insert_deltas`, corpus.services' label INSERTs)."""
+    """The database column of a concrete field (`genre_id` or `genre` names the `genre` foreign key's)."""
     model_field = model._meta.get_field(key_name.removesuffix("_id"))
     assert isinstance(model_field, Field) and model_field.column  # a concrete field with a column
     return model_field.column
@@ -141,8 +125,7 @@ def column(model: type[Model], key_name: str) -> str:
 
 @dataclass
 class _Gathered:
-    """The deltas of a `deltas_gathered` block not yet written: {(table, key names): {key: n}}, and
-    the tables whose deltas it staged already (`_stage`)."""
+    """A `deltas_gathered` block's deltas not yet written, and the tables it staged already (`_stage`)."""
 
     deltas: dict[tuple[type[Tally], tuple[str, ...]], Counter[Key]] = field(default_factory=dict)
     keys: int = 0
@@ -150,8 +133,8 @@ class _Gathered:
 
 
 class _Blocks(threading.local):
-    """The open `deltas_gathered` block of this thread, if any (a thread's own: a request served
-    beside an import in the embedded mode writes its deltas in its own transaction)."""
+    """The open `deltas_gathered` block of this thread (a request served beside an import in the
+    embedded mode writes its deltas in its own transaction)."""
 
     def __init__(self) -> None:
         self.open: list[_Gathered] = []
@@ -168,15 +151,10 @@ GATHERED_KEYS_WRITTEN_AT = 400_000
 @contextmanager
 def deltas_gathered() -> Iterator[None]:
     """A long writer in ONE transaction (a corpus import): every delta its block appends is netted
-    per key, and written when the block ends as one row per key touched, not one per delta. The import folds its own deltas as it goes: in memory, and beyond
-    `GATHERED_KEYS_WRITTEN_AT` keys in a temporary table of the transaction (`_stage`), summed per key
-    and added to the tally's rows at the end (`_merge`). However long the import, the tally gains a
-    row only for a key it lacked, and the next fold finds nothing of the import's to merge.
-
-    Only for a block whose own transaction does not read the tallies it writes before the block
-    ends (the sums would miss what is held): other transactions see nothing of it before it
-    commits either way. A block inside another is part of it. Deltas of other threads are their own
-    (`_Blocks`)."""
+    per key (in memory, beyond `GATHERED_KEYS_WRITTEN_AT` keys in a temporary table: `_stage`) and
+    added to the tally's rows when the block ends (`_merge`): the tally gains a row only for a key
+    it lacked. Only for a block whose own transaction does not read the tallies it writes before
+    the block ends (the sums would miss what is held). A block inside another is part of it."""
     if _blocks.open:
         yield
         return
@@ -220,8 +198,8 @@ def _write_held(gathered: _Gathered) -> None:
 
 
 def _write_gathered(gathered: _Gathered) -> None:
-    """The block's sums merged into the tallies, in its transaction (`_merge`); outside a
-    transaction (no staging table can outlive a statement there) appended as they are."""
+    """The block's sums merged into the tallies (`_merge`); outside a transaction, where no staging
+    table outlives a statement, appended as they are."""
     if not connection.in_atomic_block:
         _write_held(gathered)
         return
@@ -239,10 +217,8 @@ def _write_gathered(gathered: _Gathered) -> None:
 
 def _merge(model: type[Tally], key_names: Sequence[str], staging: str) -> None:
     """Add the staging table's sums per key to the tally's rows: to one row of each key that has
-    one, as a new row version under a new id (a moved sum has a newer row: the give-away listing's
-    rule, artifacts.listings), and as a new row for a key that has none; a row whose sum comes to
-    zero is deleted. The tally gains a row only for a key it did not have: an import into a dataset
-    that has its keys already leaves the next fold nothing to merge."""
+    one, under a new id (a moved sum has a newer row: artifacts.listings reads it so), else as a new
+    row; a row whose sum comes to zero is deleted."""
     quote = connection.ops.quote_name
     table, names = quote(model._meta.db_table), [column(model, name) for name in key_names]
     columns = ", ".join(names)
@@ -268,11 +244,9 @@ def _merge(model: type[Tally], key_names: Sequence[str], staging: str) -> None:
 
 
 def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
-    """Append signed deltas (or a fold's sums) to a table of MAINTAINED, for this app's tallies and the
-    ones other apps keep this way: one row per non-zero delta, as multi-row INSERTs of plain values.
-    Returns rows inserted (inside `deltas_gathered`: held, netted with the block's other deltas).
-    Plain values, not model objects: a fix of every pair appends thousands of word deltas a batch,
-    and building an object per row would cost as much as the batch's own UPDATE."""
+    """Append signed deltas to a table of MAINTAINED: one row per non-zero delta, as multi-row
+    INSERTs of plain values (an object per row cost as much as a fix batch's own UPDATE). Returns
+    rows inserted (inside `deltas_gathered`: held, netted with the block's other deltas)."""
     if _blocks.open:
         gathered = _blocks.open[-1]
         held = gathered.deltas.setdefault((model, tuple(key_names)), Counter())
@@ -298,18 +272,15 @@ def _insert(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
 
 
 def delete_started_from(origin: Any, models: Sequence[type[Model]]) -> bool:
-    """Whether the delete a pre_delete receiver is told of (its `origin`: the instance or queryset
-    whose delete() was called) started from one of `models`. A tally's receiver takes its deleted
-    rows out only then: a delete started from a parent its rows name (a worker, a dataset) removes
-    the tally's own rows by CASCADE, and a delta on top would count them out twice."""
+    """Whether the delete a pre_delete receiver is told of (its `origin`) started from one of
+    `models`. A tally's receiver takes its deleted rows out only then: a delete started from a
+    parent its rows name removes the tally's own rows by CASCADE, and a delta would count them twice."""
     model = origin.model if isinstance(origin, QuerySet) else type(origin)
     return model in models
 
 
 def insert_deltas_together(parts: Sequence[tuple[type[Tally], Sequence[str], Rows]]) -> None:
-    """`insert_deltas` of several tables, each (model, key names, deltas), in one statement
-    (`base.plain_rows.insert_rows_together`): a hot writer's deltas to two tallies. Inside a
-    `deltas_gathered` block they are held as `insert_deltas` holds them."""
+    """`insert_deltas` of several tables, each (model, key names, deltas), in one statement."""
     if _blocks.open:
         for model, key_names, deltas in parts:
             insert_deltas(model, key_names, deltas)
@@ -336,12 +307,11 @@ def summed(tallies: QuerySet[Any], by: Sequence[str]) -> list[Key]:
 
 
 def _read(tallies: QuerySet[Any], key_names: Sequence[str]) -> dict[Key, int]:
-    """{key: sum of n} over tally rows (non-zero sums only)."""
     return {row[:-1]: row[-1] for row in summed(tallies, key_names)}
 
 
 def scoped(model: type[Tally], scope: Scope = EVERYTHING, scheme: str | None = None) -> QuerySet[Any]:
-    """A tally's rows of a scope (of several datasets and a `scheme`: the datasets of that label scheme)."""
+    """A tally's rows of a scope (of several datasets and a `scheme`: the datasets of that scheme)."""
     return scope.rows(model._default_manager.all(), scheme=scheme)
 
 
@@ -369,8 +339,7 @@ class Drift:
 
 @dataclass(frozen=True)
 class Maintained:
-    """Tables of signed deltas and what their truth is counted from: folded by the one `fold`,
-    checked and rebuilt by the one `check_and_rebuild` (`manage.py rebuild_tallies NAME`)."""
+    """Tables of signed deltas and what their truth is counted from."""
 
     name: str
     tables: tuple[tuple[type[Tally], Sequence[str]], ...]  # each table and its key
@@ -379,15 +348,13 @@ class Maintained:
     receivers: tuple[tuple[Signal, Callable[..., Any]], ...] = ()  # the corpus.signals these tables follow
 
     def register(self) -> None:
-        """Fold, check and rebuild these tables with the rest, and connect their receivers (other
-        apps, in their AppConfig.ready)."""
+        """Fold, check and rebuild these tables with the rest, and connect their receivers."""
         MAINTAINED[self.name] = self
         for signal, receiver in self.receivers:
             signal.connect(receiver, dispatch_uid=f"{self.name}-tally-{receiver.__name__}")
 
 
-# Every maintained tally by name: the corpus's (`corpus_tallies.CORPUS`), and those other apps
-# register in their AppConfig.ready (README.md in this package lists them).
+# Every maintained tally by name (README.md in this package lists them).
 MAINTAINED: dict[str, Maintained] = {}
 
 
@@ -395,16 +362,12 @@ def check_and_rebuild(
     dataset: Dataset | None = None, maintained: Maintained | None = None, *, repair: bool = True
 ) -> Drift:
     """The drift of these tallies (of a dataset, or all) from their truth, and (with `repair`)
-    their rebuild from it: one row per key, folded. Without `maintained`, the corpus's own tallies.
+    their rebuild from it: one row per key. Without `maintained`, the corpus's own tallies.
 
-    One `one_snapshot_without_folds` transaction (PostgreSQL: REPEATABLE READ, under the folds'
-    lock): the truth is counted, the tallies read and the visible deltas deleted all as of one
-    snapshot, so a delta committed after it (a submit's, say) is neither in the truth nor deleted
-    and stays on top of the rebuilt rows, exactly as it should. The fold's lock keeps folds out
-    meanwhile (they skip a turn): a fold committed after the snapshot would have replaced deltas by
-    sums the rebuild cannot see. Writers only INSERT deltas, and an import's merge takes the
-    folds' lock too, so nothing else touches the rows deleted here. Inside a caller's transaction
-    (tests), that transaction's isolation stays as it is.
+    The truth is counted, the tallies read and the visible deltas deleted as of one snapshot
+    (`one_snapshot_without_folds`), so a delta committed after it is neither in the truth nor
+    deleted and stays on top of the rebuilt rows. The folds' lock keeps folds and merges out
+    meanwhile: a fold committed after the snapshot would replace deltas by sums it cannot see.
     """
     maintained = maintained or MAINTAINED["corpus"]
     report = Drift(source=maintained.source)
@@ -429,13 +392,11 @@ def check_and_rebuild(
 
 @contextmanager
 def one_snapshot_without_folds() -> Iterator[None]:
-    """A transaction in which a check reads a truth and a tally, and a rebuild deletes the deltas it
-    read, all as of one snapshot, with no fold running meanwhile (FOLD_LOCK, the folds' lock held).
+    """A transaction of one snapshot with no fold running meanwhile (FOLD_LOCK held).
 
-    PostgreSQL, outermost: the fold lock is taken first, as a session lock, and only then a
-    REPEATABLE READ transaction begins: its first statement fixes the snapshot, so a fold that held
-    the lock while the snapshot was taken would commit after it and the rebuild's DELETE would fail
-    to serialise with it (seen beside a validator at 433k pairs). Inside a caller's transaction
+    Outermost, the lock is taken first, as a session lock, and only then a REPEATABLE READ
+    transaction begins: a fold that held the lock while the snapshot was taken would commit after
+    it, and the rebuild's DELETE would fail to serialise with it. Inside a caller's transaction
     (tests) its isolation stays and the lock is the transaction's.
     """
     if connection.in_atomic_block:

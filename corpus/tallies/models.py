@@ -1,17 +1,12 @@
-"""The tallies' tables: append-only deltas of maintained aggregates (the engine:
-`corpus.tallies.engine`). They are the corpus app's models (app label `corpus`, the tables' names
-unchanged); `corpus.models` names them too, so that every model of the app is found there.
-"""
+"""The tallies' tables: append-only deltas of maintained aggregates (`corpus.tallies.engine`),
+models of the corpus app (`corpus.models` names them too)."""
 
 from django.db import models
 
 
 class Tally(models.Model):
     """An append-only delta of a maintained aggregate: `n` (signed) rows of the table it counts
-    have the key of this row. A figure is the sum of `n` over its key; `corpus.tallies.fold`
-    replaces the deltas by one row per key now and then. Writers only ever INSERT, so no row is
-    hot and concurrent validators never wait for each other here; an import alone adds its sums
-    to the rows its keys have, under the folds' lock, when it ends (`corpus.tallies._merge`)."""
+    have the key of this row. Writers only ever INSERT, so no row is hot."""
 
     dataset = models.ForeignKey("corpus.Dataset", on_delete=models.CASCADE, related_name="+")
     split = models.CharField(max_length=5, blank=True)
@@ -23,14 +18,10 @@ class Tally(models.Model):
 
 
 class PairTally(Tally):
-    """Pairs per dataset × split × genre × author label × counters (labels so far and votes per
-    label) × imported gold (a source file's label, the fallback where the votes have no majority;
-    '' for pairs written here): the gold label follows from them by the one rule
-    (`corpus.gold.gold_from_votes`). The agreement report, per-genre agreement, Fleiss κ, gold and
-    label counts and pair counts are sums over these rows, for imported corpora as for our own.
-    The validation queue's two flags are keyed too: the cost page's pool still to
-    validate (queued, not stopped, fewer than five labels) and the adjudication page's settled
-    pairs (five labels, or stopped early) are sums of these rows, not scans of the pairs."""
+    """Pairs per dataset × split × genre × author label × counters × imported gold (the fallback
+    where the votes have no majority) × the validation queue's two flags: the gold label follows
+    by the one rule (`corpus.gold.gold_from_votes`), and every agreement figure and pair count is
+    a sum over these rows."""
 
     author_label = models.CharField(max_length=20)
     label_count = models.SmallIntegerField()
@@ -50,11 +41,9 @@ class PairTally(Tally):
 
 
 class WordTally(Tally):
-    """Hypotheses per dataset × split × genre × counted label × word (word "" counts the
-    hypotheses themselves): the give-away words (Poliak et al. §6) summed instead of tokenising
-    every hypothesis. The counted label is `corpus.giveaways.counted_label` (gold, else the
-    author's label of an unvalidated pair); pairs counted under no label have no rows. A word is
-    `corpus.giveaways.words_of(tokenize(hypothesis))`, each once per hypothesis."""
+    """Hypotheses per dataset × split × genre × counted label (`corpus.giveaways.counted_label`) ×
+    word (word "" counts the hypotheses themselves): the give-away words (Poliak et al. §6) summed
+    instead of tokenising every hypothesis."""
 
     # Indexed first in `word_tally_listing`, which serves the foreign key too.
     dataset = models.ForeignKey("corpus.Dataset", on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -64,12 +53,9 @@ class WordTally(Tally):
     class Meta:
         db_table = "corpus_wordtally"
         verbose_name_plural = "word tallies"
-        # A dataset's give-away listing sums its rows by (label, word): read in that order from this
-        # index, with the sums beside the keys, so no row is hashed (a cold artifacts page reads
-        # every row of a large dataset's tally).
-        # And "has the dataset a row newer than the listing's mark" (artifacts.listings) reads the
-        # one entry of `word_tally_newer` after (dataset, mark): along the primary key it read every
-        # newer row of every other dataset first (after another dataset's import, most of the table).
+        # A dataset's give-away listing sums its rows by (label, word), read in that order from the
+        # first index with the sums beside the keys. "Has the dataset a row newer than the listing's
+        # mark" (artifacts.listings) reads one entry of the second, not every newer row of the table.
         indexes = [
             models.Index(fields=["dataset", "label", "word"], include=["n"], name="word_tally_listing"),
             models.Index(fields=["dataset", "id"], name="word_tally_newer"),
@@ -103,10 +89,8 @@ class LengthTally(Tally):
 
 class WorkerLabelTally(Tally):
     """Validation labels (positions 2 on, each by a worker) per dataset × split × worker × label ×
-    leave-one-out gold × the pair's gold label × the label its author wrote the pair for: the
-    workers page's figures and flags (`quality.selectors.worker_quality`) and the written stratum of
-    the guesser evidence, summed instead of grouping every label with its pair's other labels
-    (a scan of every label at corpus scale). Moved by `corpus.tallies.worker_tally`, the one place that says how."""
+    leave-one-out gold × the pair's gold label × the label its author wrote the pair for. Moved by
+    `corpus.tallies.worker_tally`, the one place that says how."""
 
     genre = None  # type: ignore[assignment]  # no genre: never read per genre, and it would multiply the rows
     # No foreign-key constraint in the database (Django still deletes the rows with their worker): a
@@ -128,9 +112,8 @@ class WorkerLabelTally(Tally):
 
 
 class WorkerSecondsTally(Tally):
-    """Timed validation labels (positions 2 on) per dataset × split × worker × seconds bucket
-    (`corpus.tallies.worker_tally.bucket_sql`: buckets 9% wide on a log scale): a histogram, since a median
-    cannot be summed; the median of the workers page and of the too-fast flag is read from it."""
+    """Timed validation labels per dataset × split × worker × seconds bucket
+    (`corpus.tallies.worker_tally.bucket_sql`): a histogram, since a median cannot be summed."""
 
     genre = None  # type: ignore[assignment]
     worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="+", db_constraint=False)
@@ -146,8 +129,7 @@ class WorkerSecondsTally(Tally):
 
 class WriterTally(Tally):
     """Pairs with an author per dataset × split × author × the label they wrote for × gold label ×
-    whether all five labels are in: the writers' figures of the workers page (author = gold, gold
-    differs on five-label pairs), summed instead of grouping the pairs."""
+    whether all five labels are in: the writers' figures of the workers page."""
 
     genre = None  # type: ignore[assignment]
     worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="+", db_constraint=False)

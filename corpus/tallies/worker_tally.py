@@ -1,24 +1,15 @@
-"""Per-worker figures, maintained: what the workers page, the adjudication page's flagged
-queue and every other reader of worker quality sum, instead of grouping every label of the crowd
-with its pair's other labels (about a second cold at MultiNLI scale, and growing with it).
+"""Per-worker figures, maintained: what every reader of worker quality sums, instead of grouping
+every label of the crowd with its pair's other labels (about a second cold at MultiNLI scale).
 
-Three tables of signed deltas kept by the engine (`corpus.tallies.engine`: writers only INSERT,
-in their own transaction; folded by `fold`, checked and rebuilt by `check_and_rebuild`:
-`manage.py rebuild_tallies worker`), each keyed by dataset and split (a team's scope is a join on
-its datasets):
-  - `WorkerLabelTally`: scored labels (`scored_labels`) per worker × label × leave-one-out gold
-    (`leave_one_out_gold`) × the pair's gold label × the label the pair was written for;
-  - `WorkerSecondsTally`: their seconds per worker, a histogram (`bucket_sql`: 9% wide, on a log scale);
-  - `WriterTally`: pairs with an author per author × written label × gold label × five labels in.
+Three tables of signed deltas kept by the engine (`corpus.tallies.engine`), each keyed by dataset
+and split: `WorkerLabelTally` (scored labels per worker × label × leave-one-out gold × the pair's
+gold × the label written for), `WorkerSecondsTally` (their seconds, a histogram: `bucket_sql`) and
+`WriterTally` (pairs per author × written label × gold label × five labels in).
 
 The truth (`truth`) is those rows grouped from the labels and pairs, with the rule of which labels
 count read from `corpus.selectors` (`in_gold`), never copied. A pair's rows depend on that pair
-alone (its labels, their workers' exclusion, its counters and gold), so every writer that changes
-any of it reads the rows of its pairs before and after, under their row locks, and appends the
-difference (`read`, `moved`): `corpus.services` (labels added, written pairs created, labels
-released by a market, exclusions: the workers' pairs locked), `corpus.adjudication` (the gold),
-`corpus.recompute`'s fix (the counters) and `corpus.signals.pairs_moving_split` (`pairs_moving_split`).
-`recompute_gold` checks and rebuilds these tables too. docs/quality.md, "Worker figures from a
+alone, so every writer that changes it reads the rows of its pairs before and after, under their
+row locks, and appends the difference (`read`, `moved`). docs/quality.md, "Worker figures from a
 maintained tally", says what the histogram's median is worth and why no row is hot.
 """
 
@@ -55,8 +46,8 @@ Key = tuple[Any, ...]
 
 
 def scored_labels(labels: QuerySet[ValidationLabel] | None = None) -> QuerySet[ValidationLabel]:
-    """The labels a worker's figures count: validation labels (positions 2 on) by a worker. The
-    author's label says how they write, not how they validate (quality.flags)."""
+    """The labels a worker's figures count: validation labels (positions 2 on) by a worker (the
+    author's label says how they write, not how they validate)."""
     labels = ValidationLabel.objects.all() if labels is None else labels
     return labels.filter(worker__isnull=False, position__gt=AUTHOR_POSITION)
 
@@ -79,19 +70,17 @@ def leave_one_out_gold() -> tuple[Case, dict[str, Any]]:
 # --- the seconds histogram -------------------------------------------------------------------------
 
 # Buckets of seconds on a log scale, BUCKETS_PER_DOUBLING to each doubling: bucket k holds the
-# seconds in [ANCHOR_SECONDS * 2^(k/8), ANCHOR_SECONDS * 2^((k+1)/8)), each 9% wider than the last,
-# so a worker's labels fill as many buckets as the spread of their pace, however many labels they
-# give (0.1 s buckets below 10 s filled about 60 a worker at 250 labels each). The anchor is the
-# too-fast flag's threshold (quality.flags.TOO_FAST_SECONDS, and half of it FAR_TOO_FAST_SECONDS):
-# a bound, so the flag seldom needs the exact median. The first and last buckets are open-ended.
+# seconds in [ANCHOR_SECONDS * 2^(k/8), ANCHOR_SECONDS * 2^((k+1)/8)), so a worker's labels fill as
+# many buckets as the spread of their pace, however many labels they give. The anchor is the
+# too-fast flag's threshold (quality.flags.TOO_FAST_SECONDS): a bound, so the flag seldom needs the
+# exact median. The first and last buckets are open-ended.
 ANCHOR_SECONDS = 4.0
 BUCKETS_PER_DOUBLING = 8
 LOWEST_BUCKET, HIGHEST_BUCKET = -6 * BUCKETS_PER_DOUBLING, 12 * BUCKETS_PER_DOUBLING  # 1/16 s, 16,384 s
 
 
 def bucket_sql() -> Case:
-    """A label's bucket (`ANCHOR_SECONDS`) as SQL, NULL without seconds: the only place a label's
-    bucket is computed (the writers' deltas are read back from SQL too)."""
+    """A label's bucket (`ANCHOR_SECONDS`) as SQL, NULL without seconds: the only place it is computed."""
     seconds = Cast(F("seconds"), FloatField())
     steps = Floor(Ln(seconds / ANCHOR_SECONDS) * BUCKETS_PER_DOUBLING / Ln(Value(2.0)))
     return Case(
@@ -103,8 +92,7 @@ def bucket_sql() -> Case:
 
 
 def bucket_bounds(bucket: int) -> tuple[float, float]:
-    """(lowest, highest) seconds of a bucket: its labels lie in [lowest, highest) (up to a rounding
-    of the logarithm on a bound)."""
+    """(lowest, highest) seconds of a bucket: its labels lie in [lowest, highest) (up to rounding)."""
     lowest = -math.inf if bucket <= LOWEST_BUCKET else ANCHOR_SECONDS * 2 ** (bucket / BUCKETS_PER_DOUBLING)
     highest = math.inf if bucket >= HIGHEST_BUCKET else ANCHOR_SECONDS * 2 ** ((bucket + 1) / BUCKETS_PER_DOUBLING)
     return lowest, highest
@@ -114,11 +102,9 @@ def bucket_bounds(bucket: int) -> tuple[float, float]:
 
 
 def _label_rows(labels: QuerySet[ValidationLabel]) -> tuple[str, tuple[Any, ...]] | None:
-    """One row per scored label: (dataset, split, worker, label, whether it counts towards its pair's
-    gold (`in_gold`), the pair's three votes, gold label and written label, bucket or NULL), as SQL
-    to group. The leave-one-out gold follows in Python (`others_gold`): the rule of which labels count
-    is evaluated once a label here, where the SQL form (`leave_one_out_gold`) evaluates it once per
-    label of the scheme, three subplans for the planner in every submit."""
+    """One row per scored label (dataset, split, worker, label, whether it is `in_gold`, the pair's
+    votes, gold and written label, bucket), as SQL to group. The leave-one-out gold follows in
+    Python (`others_gold`): the SQL form evaluates the rule of the labels that count thrice a label."""
     rows = scored_labels(labels).annotate(
         own=Case(When(in_gold(), then=Value(1)), default=Value(0), output_field=IntegerField()),
         in_dataset=F("pair__dataset_id"),
@@ -144,8 +130,8 @@ def _label_rows(labels: QuerySet[ValidationLabel]) -> tuple[str, tuple[Any, ...]
 
 
 def others_gold(label: str, own: int, votes: Sequence[int]) -> str:
-    """`leave_one_out_gold` in Python: the gold rule (`gold_from_votes`, no imported gold) over the
-    pair's votes (in LABELS order) without this label's own vote when it counts (`own` 1)."""
+    """`leave_one_out_gold` in Python: the gold of the pair's votes (in LABELS order) without this
+    label's own vote when it counts (`own` 1)."""
     entailment, neutral, contradiction = (
         count - (own if other == label else 0) for other, count in zip(LABELS, votes, strict=True)
     )
@@ -172,8 +158,7 @@ def _statement(
     labels: QuerySet[ValidationLabel], pairs: QuerySet[Pair], *, each_pk: Any = None
 ) -> tuple[str, list[Any]] | None:
     """The statement of every table's rows of these labels and pairs, grouped (None: no row). With
-    `each_pk`, the parameter of an array of pair pks that `labels` and `pairs` name as
-    `each_pk.pk`: their rows are read pk by pk (`EACH_PK`)."""
+    `each_pk`, the array parameter of pair pks they name as `each_pk.pk`, read pk by pk (`EACH_PK`)."""
     parts: list[str] = []
     params: list[Any] = []
     rows_of = f"{EACH_PK} CROSS JOIN LATERAL (" if each_pk is not None else "("
@@ -214,7 +199,6 @@ def _rows_of(statement: tuple[str, Sequence[Any]] | None) -> tallies.Truth:
 
 
 def _rows(labels: QuerySet[ValidationLabel], pairs: QuerySet[Pair]) -> tallies.Truth:
-    """Every table's rows of these labels and pairs, grouped: one statement."""
     return _rows_of(_statement(labels, pairs))
 
 
@@ -225,19 +209,15 @@ class _Pairs:
 _PAIRS = _Pairs()
 _pairs_statement: list[tuple[str, tuple[Any, ...]]] = []  # compiled once a process
 
-# Each pk of an array parameter looked up on its own (`LATERAL`, the subquery kept apart by
-# OFFSET 0, else the planner merges it into a join): an index probe per pk, whatever the number of
-# pks, the corpus's size or its statistics. Joined to a few thousand pks as a set, the planner
-# weighs one pass over every label of the corpus against the probes and takes the pass as the
-# corpus grows.
+# Each pk of an array parameter looked up on its own (`LATERAL`, kept apart by OFFSET 0, else the
+# planner merges it into a join): an index probe per pk. Joined as a set, the planner takes a pass
+# over every label of the corpus as the corpus grows.
 EACH_PK = "unnest(%s::bigint[]) AS each_pk(pk)"
 
 
 def _of_pairs(pks: list[int]) -> tuple[str, list[Any]]:
-    """The statement of these pairs' rows, each pair's labels looked up by index (`EACH_PK`). The
-    pairs are an array parameter, so the statement is compiled once a process: building it through
-    the ORM (the leave-one-out gold, the rule of the labels that count) cost more than running it,
-    twice in every submit."""
+    """The statement of these pairs' rows, each pair's labels looked up by index (`EACH_PK`),
+    compiled once a process: building it through the ORM cost more than running it."""
     if not _pairs_statement:
         pk = RawSQL("each_pk.pk", ())
         labels = ValidationLabel.objects.filter(pair_id=pk).order_by()  # grouped: no sort of each pair's labels
@@ -263,8 +243,7 @@ def read(pair_pks: Iterable[int]) -> tallies.Truth:
 
 def moved(before: tallies.Truth, pair_pks: Iterable[int]) -> int:
     """Append the difference between these pairs' rows now and `before` (`read` of the same pairs
-    earlier in this transaction, under their row locks): one INSERT per table whose rows moved.
-    Returns the delta rows written."""
+    earlier in this transaction, under their row locks); returns the delta rows written."""
     return _insert_difference(before, read(pair_pks))
 
 
@@ -283,8 +262,7 @@ def pairs_added(pair_pks: Iterable[int]) -> int:
 
 
 def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs: Any) -> None:
-    """Premises move to `split` with these pairs (read before the update; corpus.signals): their
-    rows move with them, in the mover's transaction."""
+    """Premises move to `split` with these pairs (read before the update): their rows move too."""
     moving = pairs.values("pk")
     rows = _rows(ValidationLabel.objects.filter(pair__in=moving), Pair.objects.filter(pk__in=moving))
     for model, key in TABLES:
@@ -292,13 +270,13 @@ def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs:
 
 
 def truth(dataset: Dataset | None) -> tallies.Truth:
-    """Every table's rows grouped from the labels and pairs (of a dataset, or all): one statement."""
+    """Every table's rows grouped from the labels and pairs (of a dataset, or all)."""
     if dataset is None:
         return _rows(ValidationLabel.objects.all(), Pair.objects.all())
     return _rows(ValidationLabel.objects.filter(pair__dataset=dataset), Pair.objects.filter(dataset=dataset))
 
 
-# Folded with the corpus's tallies, checked and rebuilt by the same check (registered in corpus.apps).
+# Registered in corpus.apps.
 TALLY = tallies.Maintained(
     "worker",
     TABLES,
@@ -344,10 +322,9 @@ def worker_sums(
     only: Sequence[str] = FIGURE_NAMES,
 ) -> dict[int, dict[str, Any]]:
     """{worker id: figures} of the scope's scored labels, summed from the tally in one statement:
-    the counts of `FIGURE_NAMES` (or of those in `only`), and (with `medians`) of the timed labels
-    `timed` with the buckets of the lower and upper middle ones (`lower_middle`, `upper_middle`: the
-    median lies within their bounds; None without timed labels). Workers whose labels sum to none
-    are left out."""
+    the counts of `FIGURE_NAMES` (or of those in `only`), and (with `medians`) the timed labels
+    `timed` with the buckets of the lower and upper middle ones (the median lies within their
+    bounds; None without timed labels). Workers whose labels sum to none are left out."""
     datasets_sql, scope_params = _scope_condition(scope, "t.dataset_id")
     split_sql, split_params = _split_condition(scope)
     figures, params = [], []
@@ -391,8 +368,7 @@ def worker_sums(
 
 
 def _middles(buckets: list[int] | None, counts: list[int] | None) -> tuple[int, int | None, int | None]:
-    """(timed labels, the bucket of the lower middle one, of the upper middle one) of a histogram
-    (its buckets in order, and their labels); for an odd number the two middles are one label."""
+    """(timed labels, the bucket of the lower middle one, of the upper middle one) of a histogram."""
     if not buckets or not counts:
         return 0, None, None
     timed = sum(counts)
@@ -411,8 +387,8 @@ def _middles(buckets: list[int] | None, counts: list[int] | None) -> tuple[int, 
 
 def writer_sums(scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
     """{author id: figures} of the scope's written pairs, summed from the tally in one statement:
-    `n` pairs, `with_gold` (a gold label), `author_is_gold` (the gold is the label written for),
-    `five` (all five labels in) and `five_differs` (of those, gold differs from the label written for)."""
+    `n`, `with_gold`, `author_is_gold`, `five` (all five labels in) and `five_differs` (of those,
+    gold differs from the label written for)."""
     datasets_sql, scope_params = _scope_condition(scope)
     split_sql, split_params = _split_condition(scope)
     sql = (
@@ -432,8 +408,7 @@ def writer_sums(scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
 
 def written_label_counts(worker_ids: Sequence[int]) -> list[tuple[int, str, str, str, int]]:
     """[(worker id, label, the label the pair was written for, label scheme, labels)] of these
-    workers' scored labels on pairs written for a label, over every dataset: the written stratum of
-    the guesser evidence (quality.selectors), in one statement."""
+    workers' scored labels on pairs written for a label, over every dataset."""
     if not worker_ids:
         return []
     sql = (
