@@ -6,23 +6,14 @@ from django import forms
 from corpus.models import Premise
 
 from .sentence_shape import SHAPE_OFF
-from .services import (
-    HYPOTHESIS_FIELDS,
-    hypothesis_errors,
-    report_cap_message,
-    report_errors,
-    task_rules,
-)
+from .services import HYPOTHESIS_FIELDS, hypothesis_errors, report_cap_message, report_errors, task_rules
 from .writing_rules import TaskRules, visible_text
 
 
 class WritingForm(forms.Form):
-    """The three hypotheses (labelled with the prompt family's wording) and an optional problem report.
-
-    The rules live in `services.hypothesis_errors` and `services.report_errors`, so the form and
-    the service agree. Each text box carries its length limit (`maxlength`, and `data-max-chars`
-    for the live counter of static/js/char_counter.js).
-    """
+    """The three hypotheses (labelled with the prompt family's wording) and an optional problem
+    report. The rules live in `services`, so the form and the service agree. Each text box carries
+    its length limit (`maxlength`, and `data-max-chars` for the live counter)."""
 
     entailment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     neutral = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))

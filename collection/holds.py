@@ -1,6 +1,5 @@
-""" "More time" and "Get this line back" for a writing claim (the writing task, and the adversarial
-task that writes on one): `crowd.holds` decides; an expired line comes back through the writing
-task's own `writing_claims.take_back_line` (its bounds, the premise's lock and a fresh count of its places).
+""" "More time" and "Get this line back" for a writing claim: `crowd.holds` decides; an expired line
+comes back through `writing_claims.take_back_line` (its bounds, the premise's lock, a fresh count).
 """
 
 import uuid
@@ -31,13 +30,8 @@ def waits_its_turn_for(worker: Worker, study_session: StudySession | None) -> bo
     """Whether the worker's next line waits while others wait for work (`crowd.holds.waits_its_turn`:
     a line of theirs ran out unsent lately)."""
     now = timezone.now()
-    return waits_its_turn(
-        worker.pk,
-        study_session,
-        now,
-        minutes=claim_minutes(study_session),
-        live=writing_claims.WRITING_CLAIMS.live(now),
-    )
+    live = writing_claims.WRITING_CLAIMS.live(now)
+    return waits_its_turn(worker.pk, study_session, now, minutes=claim_minutes(study_session), live=live)
 
 
 def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | None:
@@ -54,15 +48,14 @@ def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | 
         if not has_run_out([claim], now):
             # A live hold never asks whether its premise is free: it holds its place.
             live = writing_claims.WRITING_CLAIMS.live(now)
+            minutes = claim_minutes(claim.study_session)
             return renew_hold(
                 WritingClaim,
                 [claim],
                 now,
-                minutes=claim_minutes(claim.study_session),
+                minutes=minutes,
                 items_free=lambda: False,
-                others_wait=lambda: others_waiting(
-                    [claim], worker.pk, now, minutes=claim_minutes(claim.study_session), live=live
-                ),
+                others_wait=lambda: others_waiting([claim], worker.pk, now, minutes=minutes, live=live),
             )
         try:
             _, outcome = writing_claims.take_back_line(worker, claim.token)

@@ -1,22 +1,19 @@
 """Hypotheses written per study × dataset × split × genre, maintained for the cost page.
 
 The cost page counts "hypotheses" as a submitted writing claim's pairs by its own worker, in a
-study session. Counting that at read time joins every pair of the corpus to its premise's writing
-claims (seconds on a cold page at MultiNLI scale). Here the count is kept as append-only signed deltas
-(`HypothesisTally`, the core's `Tally` pattern: writers only INSERT, so concurrent writers never
-wait on a shared row), written in the writer's transaction:
+study session; counted at read time, that joins every pair of the corpus to its premise's claims.
+Here it is kept as append-only signed deltas (`HypothesisTally`, the core's `Tally` pattern: writers
+only INSERT, so they never wait on a shared row), written in the writer's transaction:
 
   - the writing submit (`collection.services.submit_hypotheses`): three pairs a submit;
   - the adversarial task's finish (`adversarial.services._finish`): one pair or none;
   - split assignment (`corpus.signals.pairs_moving_split`): a premise's pairs move to their new split;
-  - a pair or premise deleted on its own (the admin): its pairs leave (`pair_deleting`). A
-    dataset's or a study's deletion takes its tally rows with it (foreign keys, CASCADE).
+  - a pair or premise deleted on its own: its pairs leave (`pair_deleting`). A dataset's or a
+    study's deletion takes its tally rows with it (CASCADE).
 
-A read is the SUM of `n` per key (`counts`). The table is folded with the core's tallies, by their
-one fold and lock (`TALLY`, registered in collection.apps). Anything else that changes what is
-counted (a study session deleted, so its claims no longer name a study; a bulk load around the
-writers, e.g. bench/run.py's COPY) is repaired by their one check and rebuild
-(`manage.py rebuild_tallies hypothesis`), which compares the deltas with a fresh count.
+A read is the SUM of `n` per key (`counts`). Anything else that changes what is counted (a study
+session deleted; a bulk load around the writers, e.g. bench/run.py's COPY) is repaired by
+`manage.py rebuild_tallies hypothesis`, which compares the deltas with a fresh count.
 """
 
 from collections import Counter
@@ -102,9 +99,8 @@ def _deletes_pairs_alone(origin: Any) -> bool:
 
 
 def pair_deleting(sender: type[Pair], instance: Pair, origin: Any = None, **kwargs: Any) -> None:
-    """pre_delete receiver (connected in collection.apps): a written pair deleted on its own, or
-    with its premise, leaves the count. Runs before any row of the delete is gone (the writing
-    claim is still there to name the study), in the delete's transaction."""
+    """pre_delete receiver: a written pair deleted on its own, or with its premise, leaves the count.
+    Runs before any row of the delete is gone (the writing claim is still there to name the study)."""
     if instance.author_id is None or not _deletes_pairs_alone(origin):
         return
     studies = WritingClaim.objects.filter(

@@ -24,18 +24,15 @@ class PremiseImport(ImportRun):
     kept = models.PositiveIntegerField(default=0)
     dropped = models.PositiveIntegerField(default=0)
     drop_counts = models.JSONField(default=dict, blank=True, help_text="Sentences dropped, per reason.")
-    # A dashboard upload's import (base/uploads.py): the file's name in the "uploads"
-    # storage until the import ends, and what the worker needs to run (or restart) it from the row.
+    # A dashboard upload's import (base/uploads.py): what the worker needs to run (or restart) it.
     upload = models.CharField(max_length=255, blank=True, help_text="The upload's name in storage, while it waits.")
     file_format = models.CharField(max_length=5, default="auto", help_text="auto, text or jsonl.")
-    # The split the run's new premises go into: a writing claim serves only premises with a
-    # split, so an import without one would serve nothing. Blank: left for
-    # `assign_splits` (the command, or "Assign splits" on the imports page).
+    # A writing claim serves only premises with a split, so an import without one would serve
+    # nothing until `assign_splits`.
     split = models.CharField(
         max_length=5, blank=True, default="", help_text="train, dev or test for the new premises; blank: none yet."
     )
-    # What the command prints, kept so the dashboard's row can show it too: the malformed
-    # JSONL lines by number, and a few dropped sentences per reason.
+    # What the command prints, kept so the dashboard's row can show it too.
     malformed = models.JSONField(default=list, blank=True, help_text='Malformed lines: ["a.jsonl line 4: not JSON"].')
     drop_examples = models.JSONField(default=dict, blank=True, help_text="A few dropped sentences per reason.")
 
@@ -65,10 +62,9 @@ class PremiseReport(models.Model):
 
 
 class ShapeRefusal(models.Model):
-    """A hypothesis of a study session refused because it did not read as a sentence
-    (collection/sentence_shape.py), each distinct text once a session: the evidence a session's
-    code is held on when it wrote salad (collection/shape_holds.py). Written after
-    the refused submit's own transaction rolled back."""
+    """A hypothesis of a study session refused because it did not read as a sentence, each distinct
+    text once a session (collection/shape_holds.py). Written after the refused submit's own
+    transaction rolled back."""
 
     study_session = models.ForeignKey("crowd.StudySession", on_delete=models.CASCADE, related_name="shape_refusals")
     text = models.TextField(help_text="The refused hypothesis, as the writer sent it.")
@@ -82,10 +78,8 @@ class ShapeRefusal(models.Model):
 
 
 class WritingClaim(TaskClaim):
-    """A premise held for one worker until they submit or the claim expires.
-
-    Its pairs are the premise's pairs by the same worker (a worker never gets a premise twice).
-    """
+    """A premise held for one worker until they submit or the claim expires. Its pairs are the
+    premise's pairs by the same worker (a worker never gets a premise twice)."""
 
     DATASET_PATH = "premise__dataset"
 
@@ -111,9 +105,8 @@ class WritingClaim(TaskClaim):
 
 class HypothesisTally(Tally):
     """Hypotheses written in a study, per study × dataset × split × genre: signed deltas, as the
-    core's tallies (`corpus.models.Tally`), written by the writing submit and the adversarial
-    task's finish in their transactions (`collection.hypothesis_tally`). The cost page sums them
-    instead of joining every pair to its writing claim, a read that grows with the corpus."""
+    core's tallies (`collection.hypothesis_tally`). The cost page sums them instead of joining every
+    pair to its writing claim, a read that grows with the corpus."""
 
     study = models.ForeignKey("crowd.Study", on_delete=models.CASCADE, related_name="+")
 
@@ -122,14 +115,12 @@ class HypothesisTally(Tally):
 
 
 class StudyServed(models.Model):
-    """Writing claims made in a study per genre × import file: the balanced serving order's count
-    (`collection.writing_claims.serving_of`), asked on every claim: counted from the claims, that read
-    would grow with the crowd.
+    """Writing claims made in a study per genre × import file: the balanced serving order's count,
+    asked on every claim (counted from the claims, that read would grow with the crowd).
 
     Kept in the claim's own transaction, by an upsert on one of `SHARDS` rows of the key (the
-    claimer's worker id picks it), so that claimers of one study seldom wait on a shared row; a read
-    sums at most genres × files × shards rows. A claim counts once it is made, whatever becomes of it
-    (submitted, expired, released by a report): a take-back makes none."""
+    claimer's worker id picks it), so that claimers of one study seldom wait on a shared row. A
+    claim counts once it is made, whatever becomes of it: a take-back makes none."""
 
     SHARDS = 8
 

@@ -1,16 +1,12 @@
 """Premise import: raw source text of one genre in, unique narrative sentences out, as premises.
 
-The text rules (what is narrative, how text becomes sentences: MultiNLI §2.1) are in
-`premise_text`; this module reads the files, applies them, writes the premises and says what it
-dropped and why, so a researcher can check the rules against their own sources. In plain text a
-dropped non-narrative line counts as one "sentence read".
-JSONL: one premise per line under "text", "sentence1" or "premise", with an optional "promptID";
-a premise from JSONL is taken as one sentence (it is not split) but goes through the same rules.
+The text rules are in `premise_text`; this module reads the files, applies them, writes the
+premises and says what it dropped and why. JSONL: one premise per line under "text", "sentence1" or
+"premise", with an optional "promptID"; taken as one sentence (not split), under the same rules.
 
-Rows are written in batches, all in one transaction for the run (all or nothing: a run that
-fails unexpectedly leaves no premise behind, and is marked failed with the reason); the first
-batch locks the genre row, so two imports into one genre cannot both insert the same sentence;
-re-importing a file adds nothing. Progress figures are written outside that transaction.
+Rows are written in batches, all in one transaction for the run (all or nothing: a failed run
+leaves no premise behind); the first batch locks the genre row, so two imports into one genre
+cannot both insert the same sentence. Progress figures are written outside that transaction.
 """
 
 import functools
@@ -161,9 +157,8 @@ def check_files(paths: Iterable[Path]) -> None:
 
 
 class _CountingReader:
-    """A text file's lines, counting the bytes read so far (for the progress figures). A line
-    longer than `max_line_chars` is not held whole: its start comes as an OverlongLine and the rest
-    is read in pieces and counted, so a file that is one 500 MB line costs no more memory than any."""
+    """A text file's lines, counting the bytes read so far. A line longer than `max_line_chars` is
+    not held whole: its start comes as an OverlongLine and the rest is read in pieces and counted."""
 
     def __init__(self, handle: TextIO, max_line_chars: int) -> None:
         self.handle, self.bytes, self.max_line_chars = handle, 0, max_line_chars
@@ -183,7 +178,7 @@ class _CountingReader:
 
 class _Progress:
     """Moves the tqdm bar and the report's byte counts as lines are *processed* (with --jobs the
-    file is read ahead of the work, so the reader's own count would run early)."""
+    file is read ahead of the work)."""
 
     def __init__(self, report: PremiseImportReport, bar: tqdm, done_before: int) -> None:
         self.report, self.bar, self.done_before = report, bar, done_before
@@ -209,9 +204,8 @@ class _Importer:
     ) -> None:
         self.dataset, self.genre, self.report, self.split = dataset, genre, report, split
         self.batch_size, self.on_batch = batch_size, on_batch
-        self.pending: list[
-            tuple[str, str, str | None, str]
-        ] = []  # (normalised text, hash, promptID or None, file name)
+        # (normalised text, hash, promptID or None, file name)
+        self.pending: list[tuple[str, str, str | None, str]] = []
         self.seen_hashes: set[str] = set()
         self.seen_prompt_ids: set[str] = set()
 
@@ -324,10 +318,8 @@ def _read_text(
     if jobs > 1:
         # Sentence splitting is most of the work and needs no database: child processes split
         # paragraphs (in order) while this process checks and writes. They are fresh interpreters
-        # (spawn), never forks: a web process, a Celery worker or a test run has threads, and a
-        # fork copies their locks held, so a child could wait for ever on one. It did in CI, with
-        # a fork of the caller and again with a fork server's fork. segment_block lives in the
-        # Django-free premise_text, so a fresh child imports no apps.
+        # (spawn), never forks: a fork copies the parent's threads' locks held, so a child could
+        # wait for ever on one. segment_block is Django-free, so a fresh child imports no apps.
         context = multiprocessing.get_context("spawn")
         pool = context.Pool(jobs)
         # A window of paragraphs at a time: Pool.imap alone reads its whole input ahead.
@@ -413,14 +405,11 @@ def import_premises(
 ) -> PremiseImportReport:
     """Import premises of one genre from plain-text or JSONL files; returns a report.
 
-    `genre` and `dataset` are slugs or rows; the dataset is created when missing. `jobs` > 1
-    splits plain text into sentences in that many processes; the result is the same.
-    `on_batch(report)` is called after each committed batch and once at the end
-    (report.bytes_read / bytes_total is the progress), e.g. to store a progress figure for the
-    dashboard. `record`: the run's row when it exists already, taken running (an upload's import,
-    base.uploads); else one is made. `split`: the split new premises go into (train,
-    dev or test); blank leaves them for `assign_splits`, and a writing study serves none of them
-    until then.
+    `genre` and `dataset` are slugs or rows; the dataset is created when missing. `jobs` > 1 splits
+    plain text into sentences in that many processes. `on_batch(report)` is called after each
+    committed batch and once at the end. `record`: the run's row when it exists already (an upload's
+    import); else one is made. `split`: the split new premises go into; blank leaves them for
+    `assign_splits`, and a writing study serves none of them until then.
     """
     started = time.monotonic()
     split = check_split(split)
@@ -471,10 +460,7 @@ def import_premises(
         if on_batch is not None:
             on_batch(report)
 
-    # All or nothing: every batch commits with the run, so an unexpected failure (a database
-    # error, a full disk, a killed process) leaves no premise of this run behind. Bad lines are
-    # not failures: they are dropped with their reason and counted. The progress figures are
-    # written outside the transaction (base.progress), so the run shows how far it is.
+    # All or nothing (the module's docstring); bad lines are not failures: they are dropped and counted.
     try:
         # The heartbeat first: it writes from a thread of its own only outside a transaction.
         with heartbeat(PremiseImport, record.pk), writer, transaction.atomic():

@@ -1,6 +1,7 @@
 """The premise pool, for researchers: holding, releasing, retiring and correcting premises, each
 decision in its team's audit log."""
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,9 +41,7 @@ def _record_premise_decision(
         by_team.setdefault(row["dataset__team_id"], []).append(row)
     for team_id, team_rows in sorted(by_team.items()):
         only = team_rows[0] if len(team_rows) == 1 else None
-        before: dict[str, int] = {}
-        for row in team_rows:
-            before[row["status"]] = before.get(row["status"], 0) + 1
+        before = dict(Counter(row["status"] for row in team_rows))
         audit.record(
             action,
             actor=actor,
@@ -107,10 +106,8 @@ class PremiseEditRefused(ValidationError):
 @transaction.atomic
 def edit_premise_text(premise: Premise, text: str | None, *, actor: Any = None) -> Premise:
     """Correct a reported premise's text and put it back in the pool, its reports resolved; the old
-    and new text are in its team's audit log.
-
-    Refused once pairs exist: their hypotheses were written against the old text.
-    """
+    and new text are in its team's audit log. Refused once pairs exist: their hypotheses were written
+    against the old text."""
     premise = Premise.objects.select_for_update(no_key=True, of=("self",)).select_related("dataset").get(pk=premise.pk)
     before = {"text": premise.text, "status": premise.status}
     text = " ".join((text or "").split())

@@ -233,16 +233,13 @@ def text_blocks(
 ) -> Iterator[Block]:
     """Paragraphs and non-narrative lines of plain text, in order.
 
-    A line is judged on its own only where a new sentence may start (at a paragraph start or
-    after a line that ends one), so a wrapped line that happens to begin "12. " or "- " or hold a
-    row of figures in the middle of a sentence is not cut out of it. Indented lines continue a list
-    item or reference; a reference line with no sentence end is continued by the next line.
+    A line is judged on its own only where a new sentence may start, so a wrapped line that happens
+    to begin "12. " or "- " in the middle of a sentence is not cut out of it. Indented lines continue
+    a list item or reference; a reference line with no sentence end is continued by the next line.
 
-    What is held stays bounded whatever the text's shape: a paragraph of PARAGRAPH_LINES lines
-    ends at the next sentence boundary that falls at a line's end (blank lines are not needed), and
-    one that grows past `max_chars` without such a boundary is dropped whole as too long (as
-    segment_block would drop it) without holding the rest of it. `held` (a HeldText) records the
-    most lines and characters held at once.
+    What is held stays bounded whatever the text's shape: a paragraph of PARAGRAPH_LINES lines ends
+    at the next sentence boundary at a line's end, and one that grows past `max_chars` without one
+    is dropped whole as too long without holding the rest of it. `held` records the most held.
     """
     paragraph: list[str] = []  # lines of the paragraph being read
     chars = 0  # their length
@@ -331,14 +328,9 @@ _segmenter: Any = None  # pysbd.Segmenter, imported on first use; pysbd ships no
 
 
 def split_sentences(paragraph: str) -> list[str]:
-    """pysbd's rule-based segmentation of one paragraph.
-
-    pysbd costs milliseconds a paragraph, so two shortcuts: a paragraph with no inner sentence
-    end is one sentence, and we take pysbd's processed sentences directly instead of calling
-    `segment`, whose non-destructive mode then searches the paragraph once per sentence with a
-    freshly compiled regular expression to find its character span (half of its time, and the
-    spans and surrounding whitespace are of no use here: whitespace is normalised anyway).
-    """
+    """pysbd's rule-based segmentation of one paragraph. pysbd costs milliseconds a paragraph, so a
+    paragraph with no inner sentence end is one sentence, and pysbd's processed sentences are taken
+    directly: `segment` would search the paragraph once per sentence for spans never used here."""
     global _segmenter
     if not INNER_BOUNDARY_RE.search(paragraph.rstrip()):
         return [paragraph]
@@ -357,7 +349,6 @@ def split_sentences(paragraph: str) -> list[str]:
 
 def segment_block(item: tuple[Block, int], max_premise_chars: int) -> tuple[Block, int, list[str] | None]:
     """(block, position) -> (block, position, its sentences, or None when the block is dropped).
-
     Here, without Django, so that worker processes of a fresh interpreter can run it."""
     block, position = item
     if block.drop_reason is None and len(block.text) > MAX_PARAGRAPH_FACTOR * max_premise_chars:

@@ -34,10 +34,9 @@ def queue_premise_upload(
     *,
     user: Any = None,
 ) -> PremiseImport:
-    """A premise file uploaded on the dashboard: checked here (genre, format, UTF-8 text) so a
-    refusal is said at once and nothing is kept, then stored and its import row made queued,
-    imported by a Celery worker after the commit with the command's rules (collection.tasks).
-    Raises PremiseImportError with the reason."""
+    """A premise file uploaded on the dashboard: checked here so a refusal is said at once and nothing
+    is kept, then stored and its import row queued for a Celery worker after the commit. Raises
+    PremiseImportError with the reason."""
     chosen = resolve_genre(genre)
     dataset_slug = (dataset or "").strip() or settings.NLI["DEFAULT_DATASET"]
     if file_format not in ("auto", "text", "jsonl"):
@@ -75,11 +74,7 @@ def queue_premise_upload(
         )
 
     return queue_upload(
-        uploaded,
-        PREMISE_UPLOAD_TASK,
-        create_import,
-        check=lambda path: check_files([path]),
-        refusal=PremiseImportError,
+        uploaded, PREMISE_UPLOAD_TASK, create_import, check=lambda path: check_files([path]), refusal=PremiseImportError
     )
 
 

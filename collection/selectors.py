@@ -50,8 +50,7 @@ def family_with_faq(slug: str) -> PromptFamily:
 
 
 def pool_premises(dataset: Dataset, study: Study | None = None) -> QuerySet[Premise]:
-    """The available premises a writing study (or, without one, its dataset) may serve, splits aside:
-    the pool's genres and import files (`crowd.selectors.pool_limits`)."""
+    """The available premises a writing study (or, without one, its dataset) may serve, splits aside."""
     premises = Premise.objects.filter(dataset=dataset, status=PremiseStatus.AVAILABLE)
     if study is not None:
         genres, sources = pool_limits(study)
@@ -63,8 +62,7 @@ def pool_premises(dataset: Dataset, study: Study | None = None) -> QuerySet[Prem
 
 
 def premises_without_split(dataset: Dataset, study: Study | None = None) -> int:
-    """Available premises of the pool that have no split: a writing claim serves none of them
-    (it serves only premises with a split), so a study whose lines are all of these serves nothing."""
+    """Available premises of the pool that have no split: a writing claim serves none of them."""
     unassigned: int = pool_premises(dataset, study).filter(split="").count()
     return unassigned
 
@@ -75,7 +73,7 @@ POOL_GROUPS_SECONDS = 60
 
 def pool_genres(dataset_id: int, sources: list[str]) -> list[int]:
     """The genres of a dataset's premises with a split (within these files, if any), by pk; cached
-    a minute, as a balanced writing claim asks on each claim (collection.writing_claims.serving_of)."""
+    a minute, as a balanced writing claim asks on each claim."""
     key = f"pool-genres:{dataset_id}:{hashlib.sha256(repr(sorted(sources)).encode()).hexdigest()[:16]}"
     found = cache.get(key)
     if found is None:
@@ -101,8 +99,7 @@ def pool_sources(dataset_id: int, genres: list[int]) -> list[str]:
 
 
 def study_served(study_id: int) -> dict[tuple[int, str], int]:
-    """The writing claims made in a study so far per (genre pk, import file): a sum over at most
-    genres × files × `StudyServed.SHARDS` rows, whatever the size of the crowd (one statement)."""
+    """The writing claims made in a study so far per (genre pk, import file), in one statement."""
     rows = (
         StudyServed.objects.filter(study_id=study_id)
         .values_list("genre_id", "source")

@@ -1,24 +1,18 @@
-"""Does a hypothesis read as a sentence? Shuffled common words ("Banana water
-purple under city simply chair.") are English words, one sentence, and passed every other writing
-rule; what they lack is the shape of English: a verb, determiners before nouns, adjectives and
-adverbs where English puts them.
+"""Does a hypothesis read as a sentence? Shuffled common words ("Banana water purple under city
+simply chair.") are English words, one sentence, and passed every other writing rule; what they
+lack is the shape of English: a verb, determiners before nouns, adjectives and adverbs where English
+puts them.
 
-The check parses the hypothesis with the installed spaCy pipeline (en_core_web_sm, as artifacts/
-tags with; nothing is downloaded) and counts the kinds of shape a sentence breaks (`SHAPE_FAULTS`).
-One fault alone is ordinary in real writing: SNLI's caption-like hypotheses often have no verb
-("A man outside.") or no determiner ("dog in pool"), and the small parser misreads some real
-sentences. A hypothesis is refused when its faults weigh `REFUSE_AT` or more (SNLI dev 0.07%, at
-most 0.1% of real hypotheses: bench/sentence_check.py) and the writer is warned when they weigh
-`WARN_AT` (another 0.21% of SNLI dev): a warning is a refusal the writer overrides by sending the
-same sentence again, and both count as the session's shape flags (collection/shape_holds.py). Most
-content-word salad is refused (57%) or warned (another 19%); a shuffle of a real sentence, which
-keeps its determiners and verb, mostly passes: a parse judges shape, not sense.
+The check parses the hypothesis with the installed spaCy pipeline (nothing is downloaded) and counts
+the kinds of shape a sentence breaks (`SHAPE_FAULTS`). One fault alone is ordinary in real writing
+(SNLI's "A man outside.", "dog in pool"), and the small parser misreads some real sentences. A
+hypothesis is refused when its faults weigh `REFUSE_AT` or more (SNLI dev 0.07%:
+bench/sentence_check.py) and the writer is warned when they weigh `WARN_AT` (another 0.21%): a
+warning is a refusal the writer overrides by sending the same sentence again. Most content-word
+salad is refused (57%) or warned (another 19%); a parse judges shape, not sense.
 
-A study sets the check (`ShapeRules`: refuse and warn, warn only, or off; the weight refused from).
-
-Django-free; the model is loaded once per process (a web server loads it at start with the word
-list, `writing_rules.load_word_list`), or borrowed from artifacts' tagger when that one is loaded
-with its parser.
+Django-free; the model is loaded once per process, or borrowed from artifacts' tagger when that one
+is loaded with its parser.
 """
 
 import logging
@@ -270,7 +264,6 @@ def shape_problem(
     text: str, rules: ShapeRules = ShapeRules(), *, confirmed: bool | None = False
 ) -> ShapeProblem | None:
     """Why `text` does not read as a sentence (a message naming what is missing), or None.
-
     `confirmed`: the writer was warned about this sentence already and sent it again (the warning
     is overridden); None when no warning can be recorded (outside a study session): warnings pass."""
     if rules.check == SHAPE_OFF:

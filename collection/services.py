@@ -1,7 +1,5 @@
-"""Writes of the hypothesis-writing task: submitting three hypotheses (and/or a problem report),
-the rules a writing task counts by, and counting a crowd-market worker's tasks towards their
-completion code. Claiming a premise is `writing_claims`; the researchers' decisions on the
-premise pool are `premise_pool`.
+"""Writes of the hypothesis-writing task: submitting three hypotheses (and/or a problem report) and
+the rules a writing task counts by. Claiming a premise is `writing_claims`.
 """
 
 import uuid
@@ -31,11 +29,7 @@ from .writing_claims import NOT_TAKING_PART, ClaimAlreadySubmitted, ClaimExpired
 from .writing_rules import TaskRules, hypothesis_problem, normalised, visible_text, word_characters
 
 # The three text fields of the writing form, in the order the page shows them.
-HYPOTHESIS_FIELDS = {
-    Label.ENTAILMENT: "entailment",
-    Label.NEUTRAL: "neutral",
-    Label.CONTRADICTION: "contradiction",
-}
+HYPOTHESIS_FIELDS = {Label.ENTAILMENT: "entailment", Label.NEUTRAL: "neutral", Label.CONTRADICTION: "contradiction"}
 FIELD_SHORT_NAMES = {
     Label.ENTAILMENT: "definitely correct",
     Label.NEUTRAL: "might be correct",
@@ -123,8 +117,8 @@ def hypothesis_errors(
     """Field name -> message for every rule the three hypotheses break (empty dict when fine).
 
     `hypotheses` maps Label -> text; texts are judged as `visible_text` leaves them (what the
-    reader sees). `confirmed`: the texts the writer was warned about for their shape already
-    (`shape_holds.confirmed_texts`; None outside a study session: no warnings). A worker who only reports a problem (all three empty, report filled in)
+    reader sees). `confirmed`: the texts the writer was warned about for their shape already (None
+    outside a study session: no warnings). A worker who only reports a problem (all three empty)
     breaks no hypothesis rule; the report's own rules are `report_errors`.
     """
     rules = rules or task_rules()
@@ -153,23 +147,14 @@ def _pair_id(premise: Premise, writing_number: int, label: Label) -> str:
 
 
 def create_written_pairs(premise: Premise, author: Worker, texts: Mapping[Label, str]) -> list[Pair]:
-    """One writing's three pairs, each with its author's label at position 1 and its counters.
-
-    `texts` maps each label to its hypothesis. Runs inside the caller's transaction, which also
-    moves `premise.writings_done`.
-    """
+    """One writing's three pairs, each with its author's label at position 1 and its counters, in the
+    caller's transaction, which also moves `premise.writings_done`."""
     writing_number = premise.writings_done + 1
     pair_ids = unused_pair_ids(
         premise.dataset_id, [_pair_id(premise, writing_number, label) for label in HYPOTHESIS_FIELDS]
     )
     pairs = [
-        Pair(
-            premise=premise,
-            pair_id=pair_id,
-            hypothesis=texts[label],
-            author_label=label,
-            author=author,
-        )
+        Pair(premise=premise, pair_id=pair_id, hypothesis=texts[label], author_label=label, author=author)
         for label, pair_id in zip(HYPOTHESIS_FIELDS, pair_ids, strict=True)
     ]
     return create_pairs(premise.dataset, premise.split, pairs, [[label] for label in HYPOTHESIS_FIELDS])
@@ -185,19 +170,12 @@ def submit_hypotheses(
     problem_report: str = "",
     typing_evidence: str | None = None,
 ) -> WritingSubmission:
-    """Save a worker's three hypotheses (and/or their problem report) for one claim.
+    """Save a worker's three hypotheses (and/or their problem report) for one claim, in one
+    transaction: pairs, the premise's writing count, the claim and the session's task count.
 
-    One transaction: three pairs with their author labels, the premise's writing count, the
-    claim's status and the study session's task count move together or not at all.
-
-    A problem report is recorded; once workers of `rules.reports_to_hold_premise` distinct
-    accounts have reported the premise, it is held for a researcher (served to nobody else). A
-    worker's reports are capped per study visit (`rules.max_reports_per_batch`). If the three
-    hypotheses are filled in they are saved as well and the task counts towards the completion
-    code; a report alone releases the claim, saves nothing else and does not count: a batch
-    completes only with written tasks.
-
-    `typing_evidence` is the page's record of how the sentences were typed (authorship app): stored
+    Once workers of `rules.reports_to_hold_premise` distinct accounts have reported the premise, it
+    is held for a researcher. A report alone releases the claim, saves nothing else and does not
+    count: a batch completes only with written tasks. `typing_evidence` (authorship app) is stored
     beside each pair; a study that refuses pasted text refuses the fields it marks.
 
     Raises ValidationError (keyed by field) for bad text, ClaimExpired, ClaimAlreadySubmitted,
@@ -240,31 +218,20 @@ def submit_hypotheses(
             if is_excluded_in(worker, premise.dataset.team_id):  # excluded while the line was theirs
                 raise ValidationError({NON_FIELD_ERRORS: [NOT_TAKING_PART]})
             rules = task_rules(study_session=study_session)
+            confirmed = shape_holds.confirmed_texts(study_session)
             errors = hypothesis_errors(
-                premise.text,
-                texts,
-                problem_report=report_text,
-                rules=rules,
-                confirmed=shape_holds.confirmed_texts(study_session),
+                premise.text, texts, problem_report=report_text, rules=rules, confirmed=confirmed
             )
             # The typing record is judged against the claim's own times (served to this submit).
             clock = ClaimClock(served_at=claim.created_at, submitted_at=now)
-            errors.update(
-                refused_fields(
-                    study_session,
-                    typing_evidence,
-                    {HYPOTHESIS_FIELDS[label]: text for label, text in texts.items()},
-                    clock=clock,
-                )
-            )
+            by_field = {HYPOTHESIS_FIELDS[label]: text for label, text in texts.items()}
+            errors.update(refused_fields(study_session, typing_evidence, by_field, clock=clock))
             if report_text:
                 if study_session is not None:
                     # The visit's row lock: two reports of one visit are counted one after the other.
                     StudySession.objects.select_for_update().filter(pk=study_session.pk).first()
                 errors.update(report_errors(report_text, rules, reports_already=reports_sent(worker, study_session)))
-            refused_for_shape = shape_holds.shape_refused(
-                errors, {HYPOTHESIS_FIELDS[label]: text for label, text in texts.items()}
-            )
+            refused_for_shape = shape_holds.shape_refused(errors, by_field)
             if errors:
                 raise ValidationError(errors)
 
@@ -300,13 +267,9 @@ def submit_hypotheses(
 
 
 def finish_writing_task(claim: WritingClaim, premise: Premise, pairs: Sequence[Pair], now: datetime) -> None:
-    """The end of a writing task, in the caller's transaction, with the claim and premise rows
-    locked: the writing submit's three pairs, an adversarial task's one pair or none.
-
-    The cost page's count of hypotheses, the premise's writings (its status saved too: a report
-    may have held it), the claim submitted, the new pairs' tags queued (`pairs_arriving`) and the
-    task counted towards the study session's completion code (held for a guesser or a typist).
-    """
+    """The end of a writing task (the writing submit's three pairs, an adversarial task's one pair or
+    none), in the caller's transaction, with the claim and premise rows locked. The premise's status
+    is saved too: a report may have held it."""
     hypothesis_tally.written(claim.study_session, premise, len(pairs))
     premise.writings_done += 1
     premise.save(update_fields=["status", "writings_done"])
@@ -318,12 +281,10 @@ def finish_writing_task(claim: WritingClaim, premise: Premise, pairs: Sequence[P
 
 
 def writings_left(worker: Worker, premise_ids: Collection[int]) -> int:
-    """A person's written pairs on these premises left the corpus (a withdrawal or an erasure that
-    deletes contributions, privacy.services): each premise counts one writing fewer, the one their
-    submitted claim added (`finish_writing_task`; a worker writes a premise once), so the writing
-    claim serves it again. In the caller's transaction, one UPDATE under the premises' row locks (a
-    submit's `writings_done += 1` waits for it, or it for the submit); returns premises moved.
-    Called once for the pairs that leave, so a second withdrawal or erasure moves nothing."""
+    """A person's written pairs on these premises left the corpus (a withdrawal or an erasure): each
+    premise counts one writing fewer, so the writing claim serves it again. One UPDATE under the
+    premises' row locks, in the caller's transaction; returns premises moved. Called once for the
+    pairs that leave, so a second withdrawal or erasure moves nothing."""
     if not premise_ids:
         return 0
     written = WritingClaim.objects.filter(

@@ -1,14 +1,12 @@
-"""A session's shape refusals as evidence: word salad is refused three
-times in four (collection/sentence_shape.py), so a bot that keeps sending it still gets one salad
-through now and then. What no honest writer does is be refused for shape again and again: 0.3% of
-real hypotheses are refused or warned. A warning (`sentence_shape.ShapeWarning`) is recorded here as a
-refusal is: the writer overrides it by sending the same sentence again (`confirmed_texts`), and it
-still counts as one of the session's shape flags. So every refusal of a study session is recorded (`ShapeRefusal`, outside the
-refused submit's rolled-back transaction), and a session whose refusals pass
-`sentence_shape.held_for_shape` has its completion code held with a reason researchers see
-(`hold_code_of_salad`, the check of the SALAD hold kind registered at start, crowd.hold_kinds:
-asked of every completing session; only writing and adversarial sessions have shape refusals). The adversarial task keeps such a session's fooled examples out
-of verification while the hold waits (`adversarial.services`).
+"""A session's shape refusals as evidence: word salad is refused three times in four
+(collection/sentence_shape.py), so a bot that keeps sending it still gets one through now and then.
+What no honest writer does is be refused for shape again and again: 0.3% of real hypotheses are
+refused or warned. A warning counts as a refusal (the writer overrides it by sending the same
+sentence again: `confirmed_texts`). So every refusal of a study session is recorded
+(`ShapeRefusal`, outside the refused submit's rolled-back transaction), and a session whose
+refusals pass `sentence_shape.held_for_shape` has its completion code held (`hold_code_of_salad`,
+the SALAD hold kind's check). The adversarial task keeps such a session's fooled examples out of
+verification while the hold waits.
 
 The rule is always on (no study setting): bench/shape_holds.py simulates honest writers by SNLI
 dev's real hypotheses, and none of its sessions, of 1 to 50 tasks, is held.
@@ -34,9 +32,8 @@ def shape_refused(errors: dict[str, str], texts: dict[str, str]) -> list[str]:
 
 
 def record_shape_refusals(study_session: StudySession | None, texts: Iterable[str]) -> int:
-    """Record the session's hypotheses refused for their shape, each distinct text once a session
-    (a writer who sends the page again unchanged is not refused twice for one sentence); returns how
-    many were new. Nothing outside a study session: there is no code to hold."""
+    """Record the session's hypotheses refused for their shape, each distinct text once a session;
+    returns how many were new. Nothing outside a study session: there is no code to hold."""
     if study_session is None:
         return 0
     known = {
@@ -54,8 +51,7 @@ def record_shape_refusals(study_session: StudySession | None, texts: Iterable[st
 
 def confirmed_texts(study_session: StudySession | None) -> frozenset[str] | None:
     """The `normalised` texts this session was refused or warned about for their shape: a warned one
-    sent again is the writer's override. None outside a study session (nothing is recorded there,
-    so no warning is given)."""
+    sent again is the writer's override. None outside a study session (no warning is given)."""
     if study_session is None:
         return None
     return frozenset(

@@ -11,8 +11,6 @@ from .premise_uploads import PREMISE_UPLOAD_TASK, import_stored_premises
 
 @shared_task(name=PREMISE_UPLOAD_TASK)
 def import_uploaded_premises(import_id: int) -> int | None:
-    """A premise file a researcher uploaded on the dashboard (its queued PremiseImport row),
-    imported as `import_premises` does (all or nothing, progress on the row) from the uploads
-    storage; the stored file is removed when the import is done or failed for good. The reaper
-    queues it again when its worker died (annotation_site.wiring.long_task_kinds)."""
+    """A premise file a researcher uploaded on the dashboard (its queued PremiseImport row), imported
+    as `import_premises` does; the stored file is removed when the import is done or failed for good."""
     return import_upload(PremiseImport, import_id, import_stored_premises, PremiseImportError)

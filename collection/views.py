@@ -18,14 +18,7 @@ from django.views.decorators.http import require_http_methods
 from authorship.services import study_action
 from base.authenticated import AuthenticatedRequest
 from corpus.models import Premise
-from crowd.holds import (
-    REFUSED_BACK,
-    WAIT_YOUR_TURN,
-    HoldRenewal,
-    hold_view,
-    record_no_task,
-    renewal_message,
-)
+from crowd.holds import REFUSED_BACK, WAIT_YOUR_TURN, HoldRenewal, hold_view, record_no_task, renewal_message
 from crowd.models import ClaimStatus, StudySession, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.stranding import strand
@@ -69,8 +62,7 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
 
 def _no_task_context(study_session: StudySession | None) -> dict[str, Any]:
     """What the no-task page says: "every line has been taken" only when that is true. Lines that
-    have no split yet are never served: a preview names them and the fix, a
-    participant is told the study is not ready rather than that its lines are gone."""
+    have no split yet are never served: a participant is told the study is not ready instead."""
     unassigned = 0
     if study_session is not None:
         study = study_session.study

@@ -1,15 +1,12 @@
-"""The writing rules of every task that creates a hypothesis (the writing task's three boxes, each
-adversarial try), Django-free: `hypothesis_problem` judges one hypothesis against a task's
-`TaskRules` (length, words, markup, one sentence, sameness) and `writing_problem` (what counts as
-writing). Hypotheses are compared after Unicode normalisation (NFKC, casefold) and confusable
-folding (look-alike letters from other scripts become their Latin twins, by the Unicode
-confusables data of the `confusable_homoglyphs` package), and must hold real English words (the
-`wordfreq` package's English list, shipped with it: nothing is downloaded at run time).
+"""The writing rules of every task that creates a hypothesis, Django-free: `hypothesis_problem`
+judges one hypothesis against a task's `TaskRules` (length, words, markup, one sentence, sameness)
+and `writing_problem` (what counts as writing). Hypotheses are compared after Unicode normalisation
+(NFKC, casefold) and confusable folding (look-alike letters become their Latin twins), and must hold
+real English words (`wordfreq`'s list, shipped with it: nothing is downloaded at run time).
 
-Each rule was checked against junk strategies (tests/collection/test_writing_rules.py) and against
-every hypothesis of the SNLI dev set (none refused; bench/RESULTS-input.md). Last, a hypothesis
-must read as a sentence (`sentence_shape`: a spaCy parse; at most 0.1% of real hypotheses refused,
-another 0.2% warned, bench/sentence_check.py), as the study's `shape_check` says.
+Each rule was checked against junk strategies and against every hypothesis of the SNLI dev set
+(none refused; bench/RESULTS-input.md). Last, a hypothesis must read as a sentence
+(`sentence_shape`), as the study's `shape_check` says.
 """
 
 import re
@@ -72,10 +69,8 @@ def is_english_word(word: str) -> bool:
 
 
 def load_word_list() -> None:
-    """Load wordfreq's English list and the sentence-shape parser (spaCy) now instead of on the
-    first check (a fresh process's first):
-    a web server calls this at start (annotation_site/wsgi.py), so no worker's first submit in a
-    process waits for it."""
+    """Load wordfreq's English list and the sentence-shape parser now instead of on the first check:
+    a web server calls this at start, so no worker's first submit in a process waits for it."""
     is_english_word("the")
     load_sentence_model()
 
@@ -111,14 +106,8 @@ def writing_problem(premise: str, hypothesis: str, *, others: Iterable[str] = ()
 @dataclass(frozen=True)
 class TaskRules:
     """What a problem report does and what a hypothesis must be (a study's, else these defaults).
-
-    reports_to_hold_premise: reports by distinct workers after which a premise is held.
-    max_reports_per_batch: reports one worker may send in one study visit (or, outside a study,
-        unresolved reports at a time).
-    min_hypothesis_words: words (runs of word characters with a letter) a hypothesis needs.
-    max_hypothesis_chars / max_report_chars: length limits, shown with a live counter.
-    shape_check / shape_refuse_at: the sentence-shape check (`sentence_shape.ShapeRules`).
-    """
+    `max_reports_per_batch`: reports one worker may send in one study visit (or, outside a study,
+    unresolved reports at a time)."""
 
     reports_to_hold_premise: int = 2
     max_reports_per_batch: int = 2
@@ -190,14 +179,12 @@ def hypothesis_problem(
     confirmed: Collection[str] | None = None,
 ) -> str | None:
     """Why one hypothesis (as `visible_text` leaves it) is not writing (a message for the worker), or
-    None. These are the writing rules of every task that creates a hypothesis (the writing task's
-    three boxes, each adversarial try): what one task refuses, no other task takes (else a refused
-    writer would send the same sentence through another task).
+    None. The rules of every task that creates a hypothesis: what one task refuses, no other takes.
 
     `others`: the worker's other sentences this one must differ from; `named`: those of them by
     their `normalised` text, with the name the message gives them; `confirmed`: the `normalised`
-    texts the writer was already warned about for their shape (sent again, the warning is
-    overridden), None where no warning can be recorded (warnings pass)."""
+    texts the writer was already warned about for their shape, None where no warning can be
+    recorded (warnings pass)."""
     key = normalised(text)
     if not text:
         return "Please write a sentence here."

@@ -3,10 +3,8 @@
 - open: anyone with the link, but the study's block list (`Study.blocked_workers`, every access);
 - closed: only the workers on the study's list (`Study.allowed_workers`);
 - qualified: only workers who passed the study's qualification test. The test lives in the quality
-  app, above this one, so crowd never imports it: the caller passes the check
-  (`admission_refusal(..., qualification_check=...)`; the composition root registers it in
-  `crowd.registry`), and a
-  study that needs the test admits nobody without one (the safe default).
+  app, above this one, so the caller passes the check (`qualification_check`, registered in
+  `crowd.registry`), and a study that needs the test admits nobody without one (the safe default).
 
 A check returns None (admitted) or a `Refusal`: a polite message for the worker, or a URL to send
 them to first (the qualification test).

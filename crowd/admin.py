@@ -81,9 +81,8 @@ UNKNOWN_IDS_SHOWN = 20
 
 
 class StudyForm(forms.ModelForm[Study]):
-    """The study form: its worker lists as pasted ids (Prolific lets researchers paste ids), its pool
-    offering the files premises were imported from (each import's files), not a JSON text box (a
-    name no longer among them, its premises deleted, stays choosable)."""
+    """The study form: its worker lists as pasted ids, its pool offering the files premises were
+    imported from (a name no longer among them stays choosable), not a JSON text box."""
 
     pool_sources = forms.MultipleChoiceField(
         required=False,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.dispatch import Signal
 from django.http import HttpRequest
 from django.utils import timezone
@@ -64,8 +65,7 @@ def parse_arrival(params: Mapping[str, str]) -> Arrival:
     for market, names in _MARKETS:
         if not any(params.get(name) for name in names):
             continue
-        values = []
-        problems = []
+        values, problems = [], []
         for name in names:
             value = (params.get(name) or "").strip()
             if not value:
@@ -105,9 +105,13 @@ def _free_username(market: str, external_id: str) -> str:
     raise ArrivalError("Too many accounts share this id; please contact the researchers.")
 
 
+def _workers_of(arrival: Arrival) -> QuerySet[Worker]:
+    return Worker.objects.filter(market=arrival.market, external_id=arrival.worker_id)
+
+
 def worker_for_arrival(arrival: Arrival) -> Worker:
     """The Worker for (market, external id), created with a password-less account on first arrival."""
-    worker = Worker.objects.filter(market=arrival.market, external_id=arrival.worker_id).select_related("user").first()
+    worker = _workers_of(arrival).select_related("user").first()
     if worker is not None:
         return worker
     User = get_user_model()
@@ -121,18 +125,13 @@ def worker_for_arrival(arrival: Arrival) -> Worker:
         except IntegrityError:
             # The same worker opened the link twice at once (the first request created them),
             # or someone took the username between our check and our insert: look again.
-            worker = (
-                Worker.objects.filter(market=arrival.market, external_id=arrival.worker_id)
-                .select_related("user")
-                .first()
-            )
+            worker = _workers_of(arrival).select_related("user").first()
             if worker is not None:
                 return worker
     raise ArrivalError("Your account could not be created just now; please open the link again.")
 
 
-# The claim models live in the feature apps, above this one, so the crowd layer never names them:
-# the composition root registers them (crowd.registry), whose functions pass them in.
+# The claim models live in the feature apps, above this one: crowd.registry passes them in.
 ClaimModels = Sequence[type[TaskClaim]]
 
 
@@ -143,14 +142,13 @@ def release_open_claims(
     on_teams: Sequence[int] | None = None,
     **worker_filter: object,
 ) -> int:
-    """Release the open claims of every claim model that `worker_filter` names (their tasks go back
-    to the pool at once, instead of staying held until the claims expire), but those of
-    `exclude_session`; with `on_teams`, only the claims on those teams' datasets. Returns how many."""
+    """Release the open claims of every claim model that `worker_filter` names (their tasks go back to
+    the pool at once), but those of `exclude_session`; with `on_teams`, only the claims on those
+    teams' datasets. Returns how many."""
     released = 0
     now = timezone.now()
     for model in claim_models:
-        # Each concrete claim model has a `worker` besides TaskClaim's fields (the abstract model
-        # cannot declare it), which `worker_filter` names, and the path to its dataset.
+        # Each concrete claim model has a `worker` (the abstract TaskClaim cannot declare it).
         claims = model._default_manager.filter(live_claims(now), **worker_filter)
         if on_teams is not None:
             claims = claims.filter(**{f"{model.DATASET_PATH}__team_id__in": on_teams})
@@ -170,12 +168,9 @@ def start_study_session(
     study: Study, arrival: Arrival, *, claim_models: ClaimModels, device: str = ""
 ) -> StartedSession:
     """Create or resume the worker's StudySession for this study visit, releasing the worker's open
-    claims that count for another study session (or none), in the same transaction. A new session
-    remembers the browser (`device`) that opened it.
-
-    A claim counts for the session it was made in. Re-opening a study with another SESSION_ID
-    (or another study) must not carry an open task over, to be counted for the earlier session
-    or done twice: the task goes back to the pool, and the worker is told."""
+    claims that count for another study session (or none), in the same transaction: a claim counts
+    for the session it was made in, and must not be counted for the earlier session or done twice.
+    A new session remembers the browser (`device`) that opened it."""
     worker = worker_for_arrival(arrival)
     # Two first visits at once: get_or_create's own savepoint takes the loser's IntegrityError and
     # reads the winner's row.
@@ -212,10 +207,9 @@ def link_workers(one: int, other: int, reason: str) -> bool:
 
 
 def link_same_market_session(session: StudySession) -> int:
-    """Link the session's worker to every other id that presented the same market session (a
-    Prolific SESSION_ID, an MTurk assignmentId names one participant's visit: a second id on it is
-    the same person, or a forgery). Also links the ids whose visits the market's record gave to this
-    participant id. Returns how many new links."""
+    """Link the session's worker to every other id that presented the same market session (a second
+    id on one participant's visit is the same person, or a forgery), and to the ids whose visits the
+    market's record gave to this participant id. Returns how many new links."""
     worker = session.worker
     others = set(
         StudySession.objects.filter(external_session_id=session.external_session_id, worker__market=worker.market)
@@ -237,7 +231,7 @@ def link_same_market_session(session: StudySession) -> int:
 def seen_in_another_browser(arrival: Arrival, device: str) -> bool:
     """Whether the link's participant id already has a session or a browser, and this browser
     (`device`) was never theirs: then the browser is asked before it becomes that participant."""
-    worker = Worker.objects.filter(market=arrival.market, external_id=arrival.worker_id).first()
+    worker = _workers_of(arrival).first()
     if worker is None:
         return False
     sightings = DeviceSighting.objects.filter(worker=worker)
@@ -252,9 +246,8 @@ def is_paid(study: Study) -> bool:
 
 
 def ids_verified(study: Study, *, market_confirms: bool) -> bool:
-    """Whether an id costs more than typing it: the market confirms each participant
-    (`market_confirms`: the study's connection, `crowd.registry.market_confirms`) or the study takes
-    only links carrying its signature."""
+    """Whether an id costs more than typing it: the market confirms each participant or the study
+    takes only links carrying its signature."""
     return market_confirms or study.require_signed_link
 
 
@@ -268,9 +261,8 @@ LAUNCH_REFUSED = (
 
 
 def launch_refusal(study: Study, *, market_confirms: bool) -> str | None:
-    """Why the study may not take participants, for the researcher (the pre-launch check shows it;
-    its link refuses every participant meanwhile), or None: unpaid, its ids verified, or opened as
-    an unverified link on purpose (`Study.open_link_unverified`)."""
+    """Why the study may not take participants, for the researcher, or None: unpaid, its ids
+    verified, or opened as an unverified link on purpose."""
     if not is_paid(study) or study.open_link_unverified or ids_verified(study, market_confirms=market_confirms):
         return None
     return LAUNCH_REFUSED
@@ -300,7 +292,7 @@ def bound_to_another_browser(study: Study, arrival: Arrival, device: str) -> boo
     refused, not asked, since the id alone is all that says who the participant is."""
     if not study.open_link_unverified:
         return False
-    worker = Worker.objects.filter(market=arrival.market, external_id=arrival.worker_id).first()
+    worker = _workers_of(arrival).first()
     if worker is None:
         return False
     first = first_device(worker)
@@ -314,8 +306,7 @@ def check_link_signature(study: Study, params: Mapping[str, str]) -> None:
 
 
 def current_study_session(request: HttpRequest, *, task_kind: str | None = None) -> StudySession | None:
-    """The StudySession this browser arrived with, if it belongs to the logged-in worker
-    (and, when `task_kind` is given, if its study is of that kind)."""
+    """The StudySession this browser arrived with, if it is the logged-in worker's (and of `task_kind`)."""
     session_id = request.session.get(SESSION_KEY)
     if not session_id or not request.user.is_authenticated:
         return None

@@ -6,8 +6,7 @@ Each kind names its claim model (a `TaskClaim`), the row a claim holds and its r
 (`ClaimRule`); the steps are written once:
 
 1. `lock_candidates`: up to `wanted` claimable rows locked in one statement, FOR NO KEY UPDATE SKIP
-   LOCKED, rows another claimer holds skipped, rows this
-   claim already `tried` left out;
+   LOCKED, rows this claim already `tried` left out;
 2. `rule.room`: the locked rows' free places counted in one fresh statement under the locks, so a
    claim committed just before ours is seen (every claimer holds the row's lock while inserting);
 3. `choose` and `insert_claims`: the first `size` with room, in candidate order, under the rule's
@@ -18,10 +17,9 @@ Each kind names its claim model (a `TaskClaim`), the row a claim holds and its r
 `claim_rows` runs them in a loop: candidates that claims committed meanwhile filled are tried no
 more, and the next look goes further down the queue.
 
-The writing and validation claims send their statements written in SQL (the candidate lock, the
-recount, what they keep on the rows; `lock_clause`, `marks`, `db_time` below), the only path on
-both databases: built by the ORM, those statements cost a claim more CPU than the database spent on
-them (bench/RESULTS-house.md). The other kinds' candidates are querysets.
+The writing and validation claims send their statements written in SQL (`lock_clause`, `marks`,
+`db_time` below): built by the ORM, those statements cost a claim more CPU than the database spent
+on them (bench/RESULTS-house.md). The other kinds' candidates are querysets.
 """
 
 import uuid
@@ -54,16 +52,14 @@ FOREIGN_ITEMS_MESSAGE = "Answers were sent for items that are not in your own ta
 
 def foreign_items(answered: Iterable[int], claimed: Iterable[int]) -> set[int]:
     """The answered items that are not among the judge's own claimed items. Every task that takes
-    judgments (validation, MPE, recast, adversarial verification, per-premise labels,
-    grammaticality) asks this before it saves anything, and refuses the whole submit with
-    `FOREIGN_ITEMS_MESSAGE` when it is not empty: a judgment counts only for an item its judge was
-    served, or a crafted post (`grammar-<pk>=major`) could label any pair."""
+    judgments asks this before it saves anything, and refuses the whole submit when it is not empty:
+    a judgment counts only for an item its judge was served, or a crafted post could label any pair."""
     return set(answered) - set(claimed)
 
 
 def claim_key(value: uuid.UUID | str) -> uuid.UUID | None:
-    """A claim's batch id or token as a uuid (a url's or a form's text made one), or None when the
-    text is no uuid: the caller answers it as an unknown claim, never as a server error."""
+    """A claim's batch id or token as a uuid, or None when the text is no uuid: the caller answers it
+    as an unknown claim, never as a server error."""
     if isinstance(value, uuid.UUID):
         return value
     try:
@@ -79,8 +75,7 @@ def lock_rows(queryset: QuerySet[RowT]) -> QuerySet[RowT]:
 
 
 def lock_clause(table: str, *, wait: bool = False) -> str:
-    """The end of a claim statement written in SQL: what `lock_rows` adds to a queryset (FOR NO KEY
-    UPDATE OF `table`, SKIP LOCKED unless told to wait)."""
+    """What `lock_rows` adds to a queryset, for a claim statement written in SQL."""
     return f" FOR NO KEY UPDATE OF {table}" + ("" if wait else " SKIP LOCKED")
 
 
@@ -95,8 +90,6 @@ def db_time(moment: datetime) -> Any:
 
 
 # --- the live-claim rule: a claim holds its place while it is open and its time has not run out ---
-# The one statement of it, in its three forms: a filter (`live_claims`), a claim in hand
-# (`is_live`) and the statements written in SQL (`live_claims_sql` with `live_params`).
 
 
 def excluded_from_claim(worker: Worker, claim: TaskClaim) -> bool:
@@ -123,9 +116,8 @@ LIVE_SQL = "c.status = %s AND c.expires_at > %s"
 
 
 def live_claims_sql(table: str, target: str, row: str, *, also: str = "") -> str:
-    """How many live claims of `table` name the row `row` in their column `target`, as a subquery
-    of a statement written in SQL; `also`, a further condition on the claim `c`. Takes the
-    parameters `live_params(now)`."""
+    """How many live claims of `table` name the row `row` in their column `target`, as a SQL
+    subquery taking `live_params(now)`; `also`, a further condition on the claim `c`."""
     return f"(SELECT COUNT(*) FROM {table} c WHERE c.{target} = {row} AND {LIVE_SQL}{also})"
 
 
@@ -135,11 +127,8 @@ def live_params(now: datetime) -> list[Any]:
 
 
 def lock_candidates(candidates: QuerySet[Any], wanted: int, *, tried: Sequence[int] = ()) -> list[int]:
-    """Lock up to `wanted` of the (ordered) candidates, leaving out those `tried`: their pks, in order.
-
-    One statement: the candidates' ORDER BY ... LIMIT `wanted` stops after `wanted` rows it can
-    lock, skipping the ones another claimer holds.
-    """
+    """Lock up to `wanted` of the (ordered) candidates, leaving out those `tried`: their pks, in order,
+    in one statement (ORDER BY ... LIMIT stops after `wanted` rows it can lock)."""
     if tried:
         candidates = candidates.exclude(pk__in=list(tried))
     return list(lock_rows(candidates).values_list("pk", flat=True)[:wanted])
@@ -161,9 +150,7 @@ AfterRule = Callable[[list[int], list[int], datetime], object]
 
 @dataclass(frozen=True)
 class ClaimRule:
-    """A task kind's claims: the claim model, the field that names the claimed row, the room rule,
-    what it keeps on the locked rows, the setting that says how long a claim lasts, and whether its
-    claims share a batch id (a page of several items; a writing claim has a token of its own)."""
+    """A task kind's claims; `batched`: its claims share a batch id (a writing claim has a token of its own)."""
 
     model: type[TaskClaim]
     target: str  # the claim's foreign key to the locked row: "pair", "premise_pair", "premise"
@@ -174,8 +161,7 @@ class ClaimRule:
     batched: bool = True
 
     def expiry(self, now: datetime, study: Study | None = None) -> datetime:
-        """When a claim made now runs out: the study's own claim minutes when it sets them,
-        else the rule's setting (an int of minutes in settings.NLI), the server-wide default."""
+        """When a claim made now runs out: the study's own claim minutes, else the rule's setting."""
         minutes = (
             study.claim_minutes if study is not None and study.claim_minutes else settings.NLI[self.minutes_setting]
         )
@@ -183,7 +169,6 @@ class ClaimRule:
         return now + timedelta(minutes=minutes)
 
     def live(self, now: datetime) -> QuerySet[Any]:
-        """This kind's claims that still hold their place (`live_claims`)."""
         return self.model._default_manager.filter(live_claims(now))
 
     def held(self, now: datetime, *, exclude_worker: Worker | None = None) -> Coalesce:
@@ -196,8 +181,7 @@ class ClaimRule:
         return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
     def release_expired(self, now: datetime | None = None) -> int:
-        """Mark every open claim past its expiry as expired (the beat's; their places are free
-        already, live claims being the unexpired ones), so the status says what happened."""
+        """Mark every open claim past its expiry as expired (the beat's), so the status says what happened."""
         expired = self.model._default_manager.filter(status=ClaimStatus.OPEN, expires_at__lte=now or timezone.now())
         released: int = expired.update(status=ClaimStatus.EXPIRED)
         return released
@@ -224,11 +208,7 @@ def choose(rule: ClaimRule, locked: Sequence[int], now: datetime, *, size: int) 
 
 
 def insert_claims(
-    rule: ClaimRule,
-    worker: Worker,
-    now: datetime,
-    items: Iterable[tuple[int, dict[str, Any]]],
-    **fields: Any,
+    rule: ClaimRule, worker: Worker, now: datetime, items: Iterable[tuple[int, dict[str, Any]]], **fields: Any
 ) -> list[TaskClaim]:
     """Claims on these rows ((pk, that claim's own fields)), one batch where the rule has batches,
     in one statement, in the order given (a page shows claim id order); the claims, with their pks."""
@@ -264,13 +244,9 @@ def claim_rows(
     claim_fields: Mapping[str, Any] | None = None,
 ) -> list[TaskClaim]:
     """Claims on up to `size` of the candidates with room (locking `wanted` at a time); none when
-    none has room. In the caller's transaction.
-
-    `take(locked, tried)` replaces the plain choose-and-insert (validation's catch trials and page
-    order; it may add to `tried`); `look_again(tried)` is asked when no candidate could be locked,
-    and True looks once more (validation recounts stale held places or waits a moment, writing waits
-    for a locked premise). `claim_fields` go on every claim (a study session).
-    """
+    none has room. In the caller's transaction. `take(locked, tried)` replaces the plain
+    choose-and-insert (it may add to `tried`); `look_again(tried)` is asked when no candidate could
+    be locked, and True looks once more. `claim_fields` go on every claim (a study session)."""
     tried: list[int] = []
     for _ in range(looks):
         if isinstance(candidates, QuerySet):
@@ -307,10 +283,9 @@ def claim_batch(
     open_batch: Callable[[], uuid.UUID | None] | None = None,
     **options: Any,
 ) -> uuid.UUID | None:
-    """`claim_rows` for a kind whose claims come in batches: the worker's open batch (a reload gives
-    the same page back; `open_batch`, or the batch of their live claims of the kind), else a new
-    batch's id, or None when none has room. In the caller's transaction, the worker's row locked
-    first: one claim at a time per worker, so a double click never opens two batches."""
+    """`claim_rows` for a kind whose claims come in batches: the worker's open batch (`open_batch`,
+    or the batch of their live claims of the kind), else a new batch's id, or None when none has
+    room. The worker's row is locked first: a double click never opens two batches."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id FROM collection_worker WHERE id = %s" + lock_clause("collection_worker", wait=True), [worker.pk]

@@ -1,9 +1,8 @@
 """Per-session completion codes and signed study links (pure functions, no database).
 
-A completion code is the study's own code followed by an HMAC of the study and session ids
-under the study's secret, so each session has its own code, a code shared between participants
-matches one session only, and the researcher can verify any code offline with the secret.
-A signed study link carries an HMAC of the study's slug under the same secret (`sig=`).
+A completion code is the study's own code followed by an HMAC of the study and session ids under
+the study's secret, so a code shared between participants matches one session only, and the
+researcher can verify any code offline. A signed study link carries an HMAC of the study's slug.
 """
 
 import base64

@@ -1,10 +1,9 @@
 """The kinds of completion-code hold, each registered once by the app that finds it (crowd.holds).
 
-A hold (`crowd.models.CodeHold`) names its kind. The app that owns a kind registers it at start
-(its AppConfig.ready): its words for researchers and, when the kind is found at completion, the
-check `crowd.services.record_task_done` asks of every completing session. A kind found later (a
-correlated group, the market's refusal) registers no check and is written by `crowd.holds.hold`
-when found. So no task app lists the checks at its call, and crowd names no app above it.
+The app that owns a kind registers it at start: its words for researchers and, when the kind is
+found at completion, the check `crowd.services.record_task_done` asks of every completing session.
+A kind found later (a correlated group, the market's refusal) registers no check and is written by
+`crowd.holds.hold` when found. So crowd names no app above it.
 
 Every check is asked, in registration order, the `last` ones after the others: a check that
 answers with words holds the code for that kind. A check may answer for several kinds (the
@@ -63,14 +62,12 @@ def kind(name: str) -> HoldKind:
 
 def label(name: str) -> str:
     """The kind's words for researchers (the name itself for a kind no app registered)."""
-    found = _kinds.get(name)
-    return found.label if found is not None else name
+    return _kinds[name].label if name in _kinds else name
 
 
 def checks() -> list[HoldKind]:
     """The kinds with a completion check, in the order they are asked."""
-    with_check = [found for found in _kinds.values() if found.check is not None]
-    return [found for found in with_check if not found.last] + [found for found in with_check if found.last]
+    return sorted((found for found in _kinds.values() if found.check is not None), key=lambda found: found.last)
 
 
 def findings(session: "StudySession") -> list[Found]:

@@ -2,24 +2,16 @@
 back" share. The task apps lock their own claim rows and items and count the
 items' room; this module decides what a renewal may do and writes it.
 
-A hold is the claims of one task page (a validation batch, a writing line). Its worker may renew it:
-
-- in its last `HOLD_WARNING_MINUTES` (the page warns then): the hold runs `minutes` from now again;
-  nobody else can have the items meanwhile, since the live claims hold their places;
-- once it ran out: the same items are held again only if every one still has room (counted by the
-  task under the items' locks, as its claim counts): "taken back"; else nothing changes and the
-  participant is told the items were taken.
+A hold is the claims of one task page (a validation batch, a writing line). Its worker may renew it
+in its last `HOLD_WARNING_MINUTES` (the hold runs `minutes` from now again), or once it ran out (the
+same items are held again only if every one still has room: "taken back").
 
 Bounds, so that a few ids cannot keep a study's last pairs from everyone else by renewing and
-taking back without end. "More time" is given while the hold is younger than `HOLD_EXTENSIONS`
-claim periods (from its claim), so it ends at most 1 + `HOLD_EXTENSIONS` periods after the claim;
-an expired hold is taken back at most `HOLD_TAKE_BACKS` times (the claims count it). Neither is
-given while another participant of the study waits for work (`others_waiting`: the study told them
-"no task" within the last claim period and they hold nothing since): then the study's open work
-is all held, and the hold's items are what they wait for. A taken-back hold keeps the claim's
-`created_at` (the seconds a label took count from the claim, so a batch sent just after it came
-back is not taken for a guesser's). A renewal while more than the warning time is left changes
-nothing (a double click extends once).
+taking back without end: "More time" ends the hold at most 1 + `HOLD_EXTENSIONS` claim periods after
+its claim; an expired hold is taken back at most `HOLD_TAKE_BACKS` times. Neither is given while
+another participant of the study waits for work (`others_waiting`). A taken-back hold keeps the
+claim's `created_at` (the seconds a label took count from the claim, so a batch sent just after it
+came back is not taken for a guesser's). A double click extends once.
 """
 
 import math
@@ -46,8 +38,6 @@ from .models import ClaimStatus, CodeHold, CodeHoldDecision, DeviceSighting, Mar
 
 
 class HoldRenewal(Enum):
-    """What a renewal did."""
-
     EXTENDED = "extended"  # the live hold runs a full period from now
     TAKEN_BACK = "taken_back"  # the expired hold's items were free: held again
     UNCHANGED = "unchanged"  # more than the warning time was left (a second click)
@@ -80,7 +70,6 @@ MESSAGES = {
 
 
 def renewal_message(outcome: HoldRenewal, *, what: str) -> str:
-    """The one line a page shows after a renewal."""
     return MESSAGES[outcome].format(what=what)
 
 
@@ -94,13 +83,12 @@ def server_hold_rules() -> dict[str, float]:
 
 
 def _rule(study: Study | None, name: str) -> float:
-    """A hold rule of the study (each study may set its own), else the server's."""
     own = getattr(study, name, None) if study is not None else None
     return own if own is not None else server_hold_rules()[name]
 
 
 def study_of(claims: Sequence[TaskClaim]) -> Study | None:
-    """The study the claims of one hold count for (None outside a study)."""
+    """The study the claims of one hold count for."""
     session_id = next((claim.study_session_id for claim in claims if claim.study_session_id is not None), None)
     if session_id is None:
         return None
@@ -108,8 +96,7 @@ def study_of(claims: Sequence[TaskClaim]) -> Study | None:
 
 
 def warning_seconds(study: Study | None = None) -> int:
-    """How long before a hold ends its page warns and offers "More time" (the study's
-    hold_warning_minutes, else HOLD_WARNING_MINUTES)."""
+    """How long before a hold ends its page warns and offers "More time"."""
     return int(float(_rule(study, "hold_warning_minutes")) * 60)
 
 
@@ -118,19 +105,17 @@ REFUSED_BACK = (HoldRenewal.TAKEN, HoldRenewal.BACK_AT_LIMIT, HoldRenewal.BACK_W
 
 
 def latest_extension(created_at: datetime, minutes: float, study: Study | None = None) -> datetime:
-    """The last moment "More time" is given to a hold claimed at `created_at`: given then, the hold
-    ends 1 + hold_extensions (the study's, else HOLD_EXTENSIONS) claim periods after its claim."""
+    """The last moment "More time" is given to a hold claimed at `created_at`."""
     return created_at + timedelta(minutes=minutes) * int(_rule(study, "hold_extensions"))
 
 
 def take_backs_allowed(study: Study | None = None) -> int:
-    """How often an expired hold may be taken back (the study's hold_take_backs, else HOLD_TAKE_BACKS)."""
     return int(_rule(study, "hold_take_backs"))
 
 
 def record_no_task(study_session: StudySession | None, now: datetime | None = None) -> None:
-    """The study told this visit there is no task: it waits for work (`others_waiting`) for a claim
-    period, or until it holds a task. Outside a study nobody is known to wait."""
+    """The study told this visit there is no task: it waits for work for a claim period, or until it
+    holds a task."""
     if study_session is not None and study_session.pk is not None:
         StudySession.objects.filter(pk=study_session.pk).update(no_task_at=now or timezone.now())
 
@@ -138,10 +123,9 @@ def record_no_task(study_session: StudySession | None, now: datetime | None = No
 def others_waiting(
     claims: Sequence[TaskClaim], holder: int, now: datetime, *, minutes: float, live: QuerySet[Any]
 ) -> bool:
-    """Whether a participant of the hold's study other than its `holder` (a worker's pk) waits for
-    work: their visit was told "no task" within the last claim period (`minutes`) and they hold none
-    of the kind's `live` claims since. A "no task" answer means every open item of the study was held then; so while anyone
-    waits, the hold's items are what they wait for. Claims outside a study: nobody is known to wait."""
+    """Whether a participant of the hold's study other than `holder` (a worker's pk) was told "no
+    task" within the last claim period and holds none of the kind's `live` claims since: every open
+    item of the study was held then, so the hold's items are what they wait for."""
     visits = {claim.study_session_id for claim in claims if claim.study_session_id is not None}
     if not visits:
         return False
@@ -162,10 +146,9 @@ def waits_its_turn(
     worker_id: int, study_session: StudySession | None, now: datetime, *, minutes: float, live: QuerySet[Any]
 ) -> bool:
     """Whether the worker claims nothing new now: a hold of theirs in this study ran out unsent
-    within the last claim period (`minutes`), they hold no live claim of the kind (`live`), and
-    another participant of the study waits for work. Else a hold refused its take-back would come
-    back at once as a fresh claim of the same items (bench/attacks/hoarders.py, `reclaim`): the
-    waiting participant comes first, and the worker may claim again once the period has passed."""
+    within the last claim period, they hold no live claim of the kind (`live`), and another
+    participant of the study waits for work. Else a hold refused its take-back would come back at
+    once as a fresh claim of the same items (bench/attacks/hoarders.py)."""
     if study_session is None or live.filter(worker_id=worker_id).exists():
         return False
     lapsed = list(
@@ -188,9 +171,7 @@ WAIT_YOUR_TURN = (
 
 @dataclass(frozen=True)
 class HoldView:
-    """What a task page shows of its hold: the end, the seconds left, when to warn, whether "More
-    time" may still be offered, whether it has run out (server-side: the page is rendered so), and
-    whether it may still be taken back once it has (its take-backs not used up)."""
+    """What a task page shows of its hold; `expired` is the server's view (the page is rendered so)."""
 
     expires_at: datetime
     seconds_left: int
@@ -206,7 +187,6 @@ def has_run_out(claims: Sequence[TaskClaim], now: datetime) -> bool:
 
 
 def hold_view(claims: Sequence[TaskClaim], now: datetime, *, minutes: float) -> HoldView:
-    """The hold of these claims (one page's), as its page shows it."""
     expires_at = min(claim.expires_at for claim in claims)
     created_at = min(claim.created_at for claim in claims)
     expired = has_run_out(claims, now)
@@ -232,15 +212,13 @@ def renew_hold(
     busy: Callable[[], bool] = lambda: False,
     others_wait: Callable[[], bool] = lambda: False,
 ) -> HoldRenewal:
-    """Renew the hold of these claims (one page's, already locked FOR UPDATE in the caller's
-    transaction, with the worker's other claims of the task serialised by the caller's lock).
+    """Renew the hold of these claims (one page's, locked FOR UPDATE by the caller, which also
+    serialises the worker's other claims of the task).
 
-    `others_wait()` (`others_waiting` for the task's kind) is asked before any time is given. `busy()`
-    and `items_free()` are asked only for a hold that ran out: `busy()`, whether the worker holds
-    another page of the task now (taken back, they would hold two); `items_free()`, after its claims
-    were marked expired (so they hold no place): it locks the items as the task's claim does and
-    says whether every one still has room. The caller recounts whatever it keeps of the items' held
-    places.
+    `others_wait()` is asked before any time is given. Only for a hold that ran out: `busy()`, whether
+    the worker holds another page of the task now (they would hold two); `items_free()`, after its
+    claims were marked expired, locks the items as the task's claim does and says whether every one
+    still has room. The caller recounts whatever it keeps of the items' held places.
     """
     if not claims or any(claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED) for claim in claims):
         return HoldRenewal.GONE
@@ -272,13 +250,9 @@ def renew_hold(
 
 
 # --- held completion codes and the money that follows them ---------------------------------------
-#
-# A completing session's code is held when a check answers with a reason (`record_task_done` asks
-# every registered check, crowd.hold_kinds), or later when a finding holds it (`hold`): one
-# `CodeHold` per reason. The researcher then releases the session's waiting holds (the code is
-# given) or refuses them, by the admin's actions on study sessions or by approving or rejecting the
-# session on its market. The session's money follows: its bonuses and payment are owed only when
-# no hold of it waits and none was refused (`money_may_go`).
+# A session's code is held by a check at completion (crowd.hold_kinds) or a later finding (`hold`):
+# one `CodeHold` per reason, which the researcher releases or refuses (admin actions, or the market's
+# approve/reject). Its bonuses and payment are owed only when no hold waits and none was refused.
 
 
 # Sent in the decision's transaction with `sessions` (those decided now) and `decision` (a
@@ -291,7 +265,6 @@ class HoldDecisionRefused(ValueError):
 
 
 def _joined_texts(session_id: int) -> str:
-    """The session's hold texts, oldest first, as its one-line `code_held_reason`."""
     texts = CodeHold.objects.filter(session_id=session_id).order_by("found_at", "pk").values_list("text", flat=True)
     return "; ".join(texts)[:300]
 
@@ -302,10 +275,10 @@ def _rewrite_reason(session: StudySession) -> None:
 
 
 def hold(session: StudySession, kind: str, text: str, *, replacing: bool = False) -> CodeHold | None:
-    """Hold `session`'s code for a reason of a registered `kind` (crowd.hold_kinds): the one writer of
-    holds. A reason recorded already is not recorded twice (None then); `replacing`: the kind's
-    waiting holds of the session give way to this one (the market's answer after its silence). The
-    session's code stays given if it was (a later finding holds its money, not the code shown)."""
+    """Hold `session`'s code for a reason of a registered `kind`: the one writer of holds. A reason
+    recorded already is not recorded twice (None then); `replacing`: the kind's waiting holds of the
+    session give way to this one. The session's code stays given if it was (a later finding holds
+    its money, not the code shown)."""
     hold_kinds.kind(kind)
     text = text[:300]
     if replacing:
@@ -318,9 +291,8 @@ def hold(session: StudySession, kind: str, text: str, *, replacing: bool = False
 
 
 def lift(session: StudySession, kind: str) -> int:
-    """Lift the waiting holds of this `kind` of `session` (their reason is gone: the market vouched, a
-    later session paid a deferred first one); returns how many. The code is given once no hold of
-    the session waits or was refused. Holds a researcher decided stay as they are."""
+    """Lift the waiting holds of this `kind` of `session` (their reason is gone); returns how many.
+    The code is given once no hold of the session waits or was refused."""
     lifted, _ = CodeHold.objects.filter(session_id=session.pk, kind=kind, decision="").delete()
     if not lifted:
         return 0
@@ -348,9 +320,8 @@ def _holds_of(prefix: str, **condition: Any) -> Q:
 
 
 def money_may_go(prefix: str = "") -> Q:
-    """The sessions whose money may be paid, as a filter (`prefix` reaches them through a relation,
-    e.g. "study_session__"): no hold of theirs waits for a researcher, and none was refused. The
-    one rule every payer asks through `quality.bonuses.payable`."""
+    """The sessions whose money may be paid, as a filter (`prefix` reaches them through a relation):
+    no hold of theirs waits for a researcher, and none was refused."""
     return ~_holds_of(prefix, decision__in=("", CodeHoldDecision.REFUSED))
 
 
@@ -359,10 +330,9 @@ OPEN_LINK_NO_BONUS = "not payable: the study's link is open, so its participant 
 
 
 def bonus_may_go(prefix: str = "") -> Q:
-    """The sessions whose bonuses may be paid, as a filter (`prefix` as `money_may_go`'s): their
-    money may go, and their study's ids are verified. An open-link study
-    (`Study.open_link_unverified`) pays the pay its researcher sends, never a bonus: a fresh browser
-    per typed id would earn it again each time. Asked through `quality.bonuses.payable`."""
+    """The sessions whose bonuses may be paid, as a filter: their money may go, and their study's
+    ids are verified. An open-link study pays no bonus: a fresh browser per typed id would earn it
+    again each time."""
     return money_may_go(prefix) & Q(**{f"{prefix}study__open_link_unverified": False})
 
 
@@ -382,7 +352,7 @@ def ever_held(prefix: str = "") -> Q:
 
 
 def hold_texts() -> Subquery:
-    """The session's hold texts, oldest first and joined by "; ", as an annotation ("" when none)."""
+    """The session's hold texts, oldest first and joined by "; ", as an annotation."""
     joined = (
         CodeHold.objects.filter(session_id=OuterRef("pk"))
         .order_by()
@@ -395,10 +365,8 @@ def hold_texts() -> Subquery:
 
 def decide_code_holds(session_ids: Sequence[int], decision: str, *, by: User | None = None) -> int:
     """Release or refuse the waiting holds of these sessions, in one transaction; returns how many
-    sessions were decided now. A released session gets its completion code (its completion page
-    shows it) and its bonuses become payable, unless a hold of it was refused before; a refused one
-    gets no code and its bonuses are never paid. Sessions with no waiting hold are left alone (a
-    second click changes nothing)."""
+    sessions were decided now. A released session gets its completion code, unless a hold of it was
+    refused before. Sessions with no waiting hold are left alone (a second click changes nothing)."""
     if decision not in CodeHoldDecision.values:
         raise HoldDecisionRefused("Choose to release or to refuse the held codes.")
     with transaction.atomic():
@@ -434,11 +402,10 @@ COMPLETING_BROWSER: ContextVar[str] = ContextVar("completing_browser", default="
 
 
 def hold_code_of_shared_browser(session: StudySession, *, browser: str = "") -> str | None:
-    """Why the completing `session`'s code is held when its browser (the one that opened it, the
-    one completing it: `browser`, and every browser its participant id was seen in) already came to
-    this study under another participant id: one person under several ids. The earliest id of a
-    browser in the study keeps its code; every later one is held, naming the earlier ids, and the
-    researcher decides. None when the session's browsers brought no other id here first."""
+    """Why the completing `session`'s code is held when one of its browsers (the one that opened it,
+    `browser` completing it, every browser its id was seen in) already came to this study under
+    another participant id. The earliest id of a browser in the study keeps its code; every later one
+    is held, naming the earlier ids. None when the session's browsers brought no other id here first."""
     browsers = set(DeviceSighting.objects.filter(worker_id=session.worker_id).values_list("device", flat=True))
     browsers.update(device for device in (session.device, browser) if device)
     if not browsers:
@@ -465,10 +432,7 @@ UNVOUCHED = "unvouched"
 
 def hold_code_of_unvouched(session: StudySession) -> str | None:
     """Why the completing `session`'s code is held when its study's market has not vouched for its
-    ids: the market's record names someone else (or nothing), or its answer is still awaited, on
-    either market. An MTurk assignment is listed only once it is submitted, so an MTurk session
-    waiting for its listing may still submit its assignment (`submits_while_held`): its code and
-    money wait until MTurk lists it under this worker."""
+    ids: the market's record names someone else (or nothing), or its answer is still awaited."""
     if session.market_check == MarketCheck.REFUSED:
         return f"Not vouched for by the market: {session.market_check_note or 'its record is not this participant’s.'}"
     if session.market_check == MarketCheck.PENDING:
@@ -494,8 +458,7 @@ def register_crowd_hold_kinds() -> None:
 
 def submits_while_held(session: StudySession) -> bool:
     """Whether the held `session` is an MTurk assignment held only until MTurk lists it: MTurk lists
-    it once it is submitted, so its completion page submits it (without a code) to let the market
-    answer. Its money waits all the same (`money_may_go`)."""
+    it once it is submitted, so its completion page submits it (without a code). Its money waits."""
     if session.worker.market != Market.MTURK or session.market_check != MarketCheck.PENDING:
         return False
     waiting = set(session.code_holds.filter(decision="").values_list("kind", flat=True))
@@ -504,8 +467,7 @@ def submits_while_held(session: StudySession) -> bool:
 
 def release_vouched_hold(session: StudySession) -> bool:
     """Lift the waiting market hold of a complete `session` (locked by the caller) now that the market
-    vouched; True when its code is given now. A hold for any other reason, or one a researcher
-    decided, stays as it is (and keeps the code)."""
+    vouched; True when its code is given now. Any other hold stays as it is (and keeps the code)."""
     if session.completed_at is None:
         return False
     had_code = bool(session.completion_code)

@@ -37,11 +37,8 @@ class BrowserDeviceMiddleware:
 
 class PreviewMiddleware:
     """Serves every request of a browser in a researcher's preview of a study with nothing saved
-    (crowd.preview: fail-closed, whatever app serves the page), but those that leave or start a
-    preview or change who is signed in (`preview.COMMITTING_URL_NAMES`) and the researchers' pages,
-    read as ever and refused their forms. Last in MIDDLEWARE, so the session and the user come first
-    (and the CSRF check, a view's, runs inside the rollback). Browsers not previewing are served
-    as ever."""
+    (crowd.preview says which are served otherwise). Last in MIDDLEWARE, so the session and the user
+    come first (and the CSRF check, a view's, runs inside the rollback)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response

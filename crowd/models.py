@@ -32,8 +32,6 @@ MULTI_PREMISE_TASKS = frozenset({TaskKind.MPE_JUDGMENT, TaskKind.PREMISE_LABELS}
 
 
 class ClaimStatus(models.TextChoices):
-    """Where a claimed task (a premise to write on, a pair to label) stands."""
-
     OPEN = "open", "open"
     SUBMITTED = "submitted", "submitted"
     EXPIRED = "expired", "expired"
@@ -152,8 +150,6 @@ class Study(models.Model):
     catch_trial_share = models.FloatField(
         default=0.01, help_text="Share (0–1) of validation items that are catch trials (MultiNLI: about 1%)."
     )
-    # With the share, how many catch servings the study needs: a pool too small for it is named when
-    # the study is saved and on its page (quality.catch_trials.catch_shortfall).
     planned_sessions = models.PositiveIntegerField(
         null=True,
         blank=True,
@@ -172,8 +168,6 @@ class Study(models.Model):
         default="USD",
         help_text="ISO code, e.g. USD or GBP: the currency of the study's payments and bonuses.",
     )
-    # What the study pays for one task (a validation batch, a premise's hypotheses, an MPE batch, an
-    # adversarial task): the cost page multiplies it by the tasks its sessions did (docs/dashboard.md).
     payment_per_task = models.DecimalField(
         max_digits=8,
         decimal_places=2,
@@ -185,9 +179,7 @@ class Study(models.Model):
     allowed_workers = models.ManyToManyField(
         "corpus.Worker", blank=True, related_name="allowed_studies", help_text="The closed list (access: closed)."
     )
-    # Refused at the study link whatever the access (Prolific's custom block list); checked at
-    # arrival, before anything is created, so a running session is left to finish (exclude the
-    # worker to stop them at once).
+    # Checked at arrival, before anything is created, so a running session is left to finish.
     blocked_workers = models.ManyToManyField(
         "corpus.Worker",
         blank=True,
@@ -203,8 +195,7 @@ class Study(models.Model):
         "guesser test over all of the worker's labels), or probably at the study's poor accuracy rather than its "
         "acceptable one (the quality test, levels below): the participant sees a neutral message, researchers see why.",
     )
-    # The quality test's two levels (quality.sequential.sequential_quality_test, docs/quality.md):
-    # accuracy against the truth, each reference's own noise accounted for by the test.
+    # The quality test's two levels (docs/quality.md): accuracy against the truth.
     acceptable_accuracy = models.FloatField(
         default=0.75,
         help_text="Quality test: the accuracy an honest worker of this study reaches (0.75: below the 85-89% "
@@ -314,8 +305,6 @@ class Study(models.Model):
     maximum_minutes = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="The market's time limit for the whole study, in minutes."
     )
-    # What happens to a participant's labels and writings when they withdraw or ask for erasure
-    # (privacy.services.remove_contributions): kept without their identity, or taken out of every figure.
     contributions_on_withdrawal = models.CharField(
         max_length=6,
         choices=ContributionsOnWithdrawal.choices,
@@ -323,8 +312,7 @@ class Study(models.Model):
         help_text="When a participant withdraws or asks for erasure: keep their labels and writings without "
         "their identity, or delete them from the corpus and every figure (docs/privacy.md).",
     )
-    # How long a session's market and device ids and typing records live once the study is inactive
-    # and the session ended (privacy.services.apply_retention, on the beat).
+    # Applied by privacy.services.apply_retention, on the beat.
     personal_data_retention_days = models.PositiveIntegerField(
         default=90,
         validators=[MinValueValidator(1)],
@@ -375,9 +363,8 @@ class Study(models.Model):
             )
 
     def check_dataset_fits_task(self) -> None:
-        """An MPE judgment or per-premise study needs a multi-premise dataset (its items have four
-        captions), and writing and validation studies a single-premise one: otherwise its
-        participants would find no task at all."""
+        """An MPE judgment or per-premise study needs a multi-premise dataset, and writing and
+        validation studies a single-premise one: otherwise its participants would find no task."""
         if self.dataset_id is None:
             return
         if self.task_kind not in MULTI_PREMISE_TASKS:
@@ -400,8 +387,6 @@ class Study(models.Model):
 
 
 class CodeHoldDecision(models.TextChoices):
-    """What a researcher decided about a held completion code."""
-
     RELEASED = "released", "released: the code is given and its money is payable"
     REFUSED = "refused", "refused: no code, and nothing of it is paid"
 
@@ -482,9 +467,8 @@ class StudySession(models.Model):
 
     @property
     def labels_await_market(self) -> bool:
-        """Whether labels written in this session wait for its market's word before they count
-        (markets.identity): its check is pending or was refused. Unchecked (no connection) and vouched
-        sessions' labels count at once."""
+        """Whether labels written in this session wait for its market's word before they count:
+        unchecked (no connection) and vouched sessions' labels count at once."""
         return self.market_check in (MarketCheck.PENDING, MarketCheck.REFUSED)
 
     @property
@@ -502,10 +486,8 @@ class StudySession(models.Model):
 
 
 class CodeHold(models.Model):
-    """One reason to hold a complete session's code (crowd.holds.hold writes it): found by a check at
-    completion or by a later finding, each of a kind registered by the app that owns it
-    (crowd.hold_kinds). The researcher decides the session's waiting holds together
-    (crowd.holds.decide_code_holds); its money goes only when none waits and none was refused."""
+    """One reason to hold a complete session's code (crowd.holds.hold writes it), of a kind registered
+    by the app that owns it. Its money goes only when none waits and none was refused."""
 
     session = models.ForeignKey(StudySession, on_delete=models.CASCADE, related_name="code_holds")
     kind = models.CharField(max_length=40)
@@ -524,7 +506,7 @@ class CodeHold(models.Model):
         ]
         indexes = [
             # Every payer asks whether a session has a hold that waits or was refused.
-            models.Index(fields=["session"], condition=~models.Q(decision="released"), name="code_hold_withheld"),
+            models.Index(fields=["session"], condition=~models.Q(decision="released"), name="code_hold_withheld")
         ]
 
     def __str__(self) -> str:

@@ -1,12 +1,9 @@
 """A researcher's preview of a study: its tasks walked through as a participant, nothing saved.
 
 Decision (README, "Previewing a study"): the preview DISCARDS its work rather than keeping it apart.
-Every submit of a preview runs the real view and services, checks and messages included, inside a
-transaction that is then rolled back, so no pair, label, judgment, report, catch-trial answer,
-bonus, tally, counted task or queued job of it exists afterwards (jobs are queued on commit). Kept
-apart instead, its rows would exist and every reader (statistics, gold, costs, bonuses, snapshots,
-market lists, claims) would have to skip them, today's readers and tomorrow's: one forgotten filter
-and a preview counts. Discarded, the readers need not know that previews exist.
+Every submit of a preview runs the real view and services inside a transaction that is then rolled
+back, so nothing of it exists afterwards (jobs are queued on commit). Kept apart instead, every
+reader would have to skip its rows: one forgotten filter and a preview counts.
 
 What a preview keeps between its pages is its claims (a task page and its submit are two
 requests): they are released (no place held from anyone) whenever no preview request is being
@@ -23,8 +20,8 @@ signed in, none a task's (left off, a page saves nothing during a preview); and 
 own pages (the admin, the dashboard: `researcher_namespaces`, registered by the composition root),
 read as ever, whose writing requests are refused, never run, rather than rolled back, because a
 form there may act outside the database (pay bonuses on a market), which no rollback takes back
-(left off, a page is rolled back). A GET is not rolled back (the claim of a task page must outlive it): what
-it writes besides its claims stays, as HTTP's safe methods promise nothing else is written.
+(left off, a page is rolled back). A GET is not rolled back (the claim of a task page must outlive
+it): HTTP's safe methods promise nothing else is written.
 
 The crowd layer names no task app: the composition root passes the claim models (crowd.registry).
 """
@@ -72,9 +69,8 @@ PREVIEW_REFUSED = (
 )
 
 # The requests a previewing browser sends that commit as ever (URL names): the preview's own start
-# (another preview) and end, a study link (which ends the preview: another study session), and
-# signing in or out or changing a password, Django's pages and the admin's (they change who is
-# signed in; rolled back, the session row they replace would be gone). None is a task's page.
+# and end, a study link (which ends the preview), and signing in or out or changing a password
+# (rolled back, the session row they replace would be gone). None is a task's page.
 COMMITTING_URL_NAMES = frozenset(
     {
         "study_preview_start",
@@ -95,10 +91,9 @@ def start_preview(
     request: HttpRequest, study: Study, *, claim_models: ClaimModels, started_from: str | None = None
 ) -> StudySession:
     """Make this browser a participant of `study` in the researcher's preview session. Claims of an
-    earlier preview are deleted and the researcher's open claims released (as a new study visit
-    releases them), so every open claim the researcher's worker holds from now on is the preview's.
-    `started_from`, the page the researcher came from, is where ending the preview goes back to
-    (`preview_started_from`) when it is a path of this site."""
+    earlier preview are deleted and the researcher's open claims released, so every open claim the
+    researcher's worker holds from now on is the preview's. Ending the preview goes back to
+    `started_from` when it is a path of this site."""
     user = request.user
     assert isinstance(user, User)
     worker = worker_for_user(user)
@@ -171,10 +166,9 @@ class Serving(enum.Enum):
 
 
 def serving_in_preview(request: HttpRequest, *, researcher_namespaces: frozenset[str]) -> Serving:
-    """How this request of a previewing browser is served. Requests named in
-    `COMMITTING_URL_NAMES` commit; the researchers' pages (`researcher_namespaces`: the admin, the
-    dashboard) are read as ever, outside the preview's transaction (a long page holds no lock), and
-    their forms are refused; everything else, a path that resolves to nothing included, is
+    """How this request of a previewing browser is served. Requests named in `COMMITTING_URL_NAMES`
+    commit; the researchers' pages are read as ever, outside the preview's transaction (a long page
+    holds no lock), and their forms are refused; everything else, an unknown path included, is
     previewed."""
     try:
         match = resolve(request.path_info)
@@ -189,8 +183,7 @@ def serving_in_preview(request: HttpRequest, *, researcher_namespaces: frozenset
 
 def refusal_in_preview(request: HttpRequest, session: StudySession) -> HttpResponse:
     """The page that refuses a writing request to a researchers' page while this browser previews:
-    the view is not run at all, so nothing it would do outside the database (a market's payment)
-    happens either."""
+    the view is not run at all, so nothing it would do outside the database happens either."""
     refusal = Refusal(PREVIEW_REFUSED.format(study=session.study.name), title="End the preview first")
     return render(request, "crowd/not_admitted.html", {"refusal": refusal}, status=403)
 
@@ -202,12 +195,10 @@ def serve_preview(
     *,
     claim_models: ClaimModels,
 ) -> HttpResponse:
-    """Serve a request of the preview, whatever page it is. A GET (HEAD, OPTIONS) runs as it would
-    for a participant, then releases the claims it leaves open (a task page claims its item);
-    anything else (a submit, a JSON endpoint, a form of the admin) runs the real view, then is
-    rolled back whole, and the claims it submitted are kept released until the preview ends. Either
-    way the claims on screen are opened again first, so the page and its submit find them as a
-    participant's would."""
+    """Serve a request of the preview, whatever page it is. A GET runs as it would for a participant,
+    then releases the claims it leaves open; anything else runs the real view, then is rolled back
+    whole, and the claims it submitted are kept released until the preview ends. Either way the
+    claims on screen are opened again first, as a participant's would be."""
     models = {model._meta.label_lower: model for model in claim_models}
     current: ClaimIds = request.session.get(CURRENT_CLAIMS_KEY, {})
     done: ClaimIds = request.session.get(DONE_CLAIMS_KEY, {})
@@ -240,15 +231,11 @@ def serve_preview(
 
 def _refused_back_to_its_page(request: HttpRequest, response: HttpResponseRedirectBase) -> bool:
     """Whether the view sent the browser back to the page the form came from with nothing to
-    celebrate: a task that refused a submit (post/redirect/get), whose page then says itself that
-    nothing was saved and why. A note of the preview's above it said the same thing in other words
-    ("nothing of that was saved" above "nothing was saved yet"); the banner already says that
-    nothing of a preview is saved. A success message queued means the page would say "saved": the
+    celebrate (a refused submit), whose page says itself that nothing was saved and why: a preview
+    note above it would repeat it. With a success message queued the page would say "saved": the
     note stays then."""
     target = urlsplit(response.url)
-    if target.netloc and target.netloc != request.get_host():
-        return False
-    if target.path != request.path:
+    if (target.netloc and target.netloc != request.get_host()) or target.path != request.path:
         return False
     storage = messages.get_messages(request)
     queued = getattr(storage, "_queued_messages", [])
@@ -258,7 +245,6 @@ def _refused_back_to_its_page(request: HttpRequest, response: HttpResponseRedire
 def _drop_success_messages(request: HttpRequest) -> None:
     """Leave out the success messages the rolled-back view queued: "Saved, thank you." would stand
     above "Preview: … was not saved". Its errors and notes stay, they are still true."""
-
     storage = messages.get_messages(request)
     queued = getattr(storage, "_queued_messages", None)
     if queued is not None:
@@ -267,11 +253,9 @@ def _drop_success_messages(request: HttpRequest) -> None:
 
 def _keep_in_session(request: HttpRequest, key: str, claims: ClaimIds) -> None:
     """Store the preview's claims in the session only where they changed. A session is saved whole,
-    by the last request to finish: a page's background requests (a draft's score, each keystroke's)
-    are served while its submit is, and they wait for the submit's claim rows, so they loaded the
-    session before the submit saved its refusal (the errors the next page shows). Saving their
-    unchanged claims would save that old session over it, and the refused submit's page would come
-    back with the worker's text and no error."""
+    by the last request to finish: a page's background requests (a draft's score) wait for its
+    submit's claim rows, so they loaded the session before the submit saved its refusal; saving
+    their unchanged claims would save that old session over it, and the refusal's errors were lost."""
     if request.session.get(key) != claims:
         request.session[key] = claims
 
@@ -307,8 +291,7 @@ def _joined(first: ClaimIds, second: ClaimIds) -> ClaimIds:
 
 
 def _delete_preview_claims(request: HttpRequest, worker_id: int, claim_models: ClaimModels) -> None:
-    """Delete the claims of this browser's preview and any other claim made in one of the worker's
-    preview sessions (a preview left without ending it): none ever had work saved."""
+    """Delete the claims of this browser's preview and of any other preview of the worker's."""
     listed = _joined(request.session.get(CURRENT_CLAIMS_KEY, {}), request.session.get(DONE_CLAIMS_KEY, {}))
     for model in claim_models:
         manager = model._default_manager
@@ -318,6 +301,5 @@ def _delete_preview_claims(request: HttpRequest, worker_id: int, claim_models: C
 
 
 def _of_worker(worker_id: int) -> dict[str, object]:
-    # Each concrete claim model has a `worker` besides TaskClaim's fields (the abstract model cannot
-    # declare it), as crowd.arrival's release of claims says.
+    # Each concrete claim model has a `worker` (the abstract TaskClaim cannot declare it).
     return {"worker_id": worker_id}

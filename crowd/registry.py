@@ -1,12 +1,9 @@
 """What the crowd layer needs of the apps above it, registered into it at start (docs/architecture.md).
 
 The crowd layer runs studies of every kind of task but sits beneath the apps that serve the tasks
-(collection, validation, adversarial) and the app that judges who may take them (quality), so it
-never names them. It declares here what it needs of them (`TaskApps`), and the composition root
-(`annotation_site.wiring.register`, called by `annotation_site.apps.SiteConfig.ready` in every
-process that sets Django up: web servers, Celery workers, commands, tests) registers the task
-apps into it. Crowd's pages and admin, and the apps that release claims (quality's exclusions,
-the markets' returned submissions), call the functions below; none of them names a task app.
+and the app that judges who may take them (quality), so it never names them. It declares here what
+it needs of them (`TaskApps`), and the composition root (`annotation_site.wiring.register`, called
+in every process that sets Django up) registers the task apps into it.
 
 A process that never registered the task apps (SiteConfig left out of INSTALLED_APPS) fails
 loudly at the first use rather than releasing no claims or paying flagged workers unseen.
@@ -38,16 +35,12 @@ class TaskApps:
     - `claim_models`: every concrete `TaskClaim`, whose open claims the crowd layer releases when a
       worker starts another study session, is excluded or their submission ends on the market;
     - `qualification_check`: the check of studies with access "qualified" (`crowd.access`);
-    - `consent_check`: whether a visit agreed to its study's information sheet (the consent app):
-      every task door asks it (`consent_refusal`), the qualification test included;
+    - `consent_check`: whether a visit agreed to its study's information sheet: every task door asks;
     - `worker_flags`: {worker pk: [words]} of the flags the approval and bonus lists show;
-    - `researcher_namespaces`: the URL namespaces of the researchers' pages, whose writing requests
-      a browser previewing a study is refused (`crowd.preview`);
-    - `catch_shortfall`: why a study's catch-trial share cannot be met (no catch pairs, too few for
-      its planned sessions), in words, or None: the study form says it when the study is saved.
-    - `market_confirms`: whether the study's market confirms each participant id (the markets app's
-      connection, `markets.identity.confirms_each_participant`): a paid study launches only with it or
-      signed links (`crowd.arrival.launch_refusal`). Unregistered: no market confirms anyone.
+    - `researcher_namespaces`: the researchers' pages, whose writing requests a preview refuses;
+    - `catch_shortfall`: why a study's catch-trial share cannot be met, in words, or None;
+    - `market_confirms`: whether the study's market confirms each participant id: a paid study
+      launches only with it or signed links. Unregistered: no market confirms anyone.
 
     No list of task pages: a researcher's preview serves every page with nothing saved, a task
     app's that nothing registers included (`crowd.preview`, fail-closed).
@@ -82,13 +75,11 @@ def registered() -> TaskApps:
 
 
 def next_task_url(task_kind: str) -> str:
-    """The URL name of the next task of a study of this kind."""
     return registered().next_task_url[task_kind]
 
 
 def admission_refusal(study: "Study", worker: "Worker | None") -> access.Refusal | None:
-    """None when `worker` may work on `study` now, else the crowd.access.Refusal to show (or follow):
-    crowd's own rules (open, closed list) and, for studies with access "qualified", the registered check."""
+    """None when `worker` may work on `study` now, else the crowd.access.Refusal to show (or follow)."""
     return access.admission_refusal(study, worker, qualification_check=registered().qualification_check)
 
 
@@ -99,8 +90,7 @@ def consent_refusal(request: "HttpRequest", study_session: "StudySession") -> ac
 
 
 def worker_marks(worker_ids: Iterable[int], *, team_id: int | None) -> dict[int, list[str]]:
-    """{worker pk: [words]}: "excluded" (in the team `team_id`), and the registered flags, for a list
-    of a study of that team a researcher pays from."""
+    """`selectors.worker_marks` with the registered flags."""
     return selectors.worker_marks(worker_ids, team_id=team_id, flagged=registered().worker_flags)
 
 
@@ -113,18 +103,15 @@ def release_open_claims_of_workers(worker_ids: Iterable[int], team_ids: Iterable
 
 
 def release_open_claims_of_session(session: "StudySession") -> int:
-    """Release the open claims made in one study session (its submission was returned or timed out
-    on the market), of every task app; returns how many."""
+    """Release the open claims made in one study session, of every task app; returns how many."""
     return arrival.release_open_claims(registered().claim_models, worker__in=[session.worker_id], study_session=session)
 
 
 def catch_shortfall(study: "Study") -> str | None:
-    """Why the study's catch-trial share cannot be met, or None (the registered check)."""
     return registered().catch_shortfall(study)
 
 
 def market_confirms(study: "Study") -> bool:
-    """Whether the study's market confirms each participant id (the registered check)."""
     return registered().market_confirms(study)
 
 

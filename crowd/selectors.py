@@ -34,9 +34,8 @@ NO_SUCH_STUDY = "No Study matches the given query."
 
 
 def previewable_study(user: Any, slug: str) -> Study:
-    """The study named `slug` that `user` may preview: one of their teams' (a preview serves the
-    study's premises and pairs, which are its team's). Another team's study answers 404 exactly as
-    an unknown slug does, so a foreign slug tells nothing."""
+    """The study named `slug` that `user` may preview: one of their teams'. Another team's study
+    answers 404 exactly as an unknown slug does, so a foreign slug tells nothing."""
     study = Study.objects.select_related("dataset").filter(slug=slug).first()
     return access.checked(study, user, access.VIEW, missing=NO_SUCH_STUDY)
 
@@ -49,14 +48,11 @@ def may_go_on_previewing(user: Any, study: Study) -> bool:
 
 def pool_limits(study: Study) -> tuple[list[int], list[str]]:
     """The premises `study` may serve within its dataset: the genre pks and the import files it
-    limits them to (an empty list limits nothing, so a claim keeps its fast path). The one rule of
-    the pool: the writing claim filters premises by it, the validation claim pairs by their
-    premises (both claims' candidate statements)."""
+    limits them to (an empty list limits nothing, so a claim keeps its fast path)."""
     return [genre.pk for genre in study.pool_genres.all()], list(study.pool_sources or [])
 
 
 def worker_task_counts(worker: Worker | None) -> dict[str, int]:
-    """What a worker has done so far, for their home page."""
     if worker is None:
         return {"pairs_written": 0, "premises_written": 0, "validation_labels": 0}
     return {
@@ -124,9 +120,8 @@ def worker_marks(
     worker_ids: Iterable[int], *, team_id: int | None, flagged: MarkSource | None = None
 ) -> dict[int, list[str]]:
     """{worker pk: [words]} for the workers of a list a researcher approves or pays from, of one
-    study of the team `team_id`: "excluded" (the team excluded them: their labels are left out),
-    and what `flagged` adds (the caller passes the quality app's flags: `crowd.registry.worker_marks`);
-    workers with no mark are absent."""
+    study of the team `team_id`: "excluded" (the team excluded them), and what `flagged` adds (the
+    quality app's flags); workers with no mark are absent."""
     ids = sorted(set(worker_ids))
     marks: dict[int, list[str]] = {}
     if not ids:
@@ -141,8 +136,7 @@ def worker_marks(
     return marks
 
 
-# A completed session's columns `completion_rows` reads: its worker and how the worker is named, its
-# market ids (study, session), then its tasks, times and code.
+# A completed session's columns `completion_rows` reads.
 COMPLETION_ROW_COLUMNS = (
     "worker_id",
     "worker__market",
@@ -158,9 +152,8 @@ COMPLETION_ROW_COLUMNS = (
 
 
 def completion_rows(studies: Iterable[Study], *, flagged: MarkSource | None = None) -> Iterator[list[Any]]:
-    """One row per completed session of these studies, in COMPLETION_CSV_COLUMNS order; the
-    worker_marks column says "excluded" or names the quality flags (`worker_marks`), so a session is
-    never approved unseen."""
+    """One row per completed session of these studies, in COMPLETION_CSV_COLUMNS order, with its
+    worker's marks, so a session is never approved unseen."""
     for study in studies:
         # Plain rows of the columns written: a study's list has hundreds of sessions, and each read
         # as a session with its worker and user cost most of the export.
@@ -185,9 +178,6 @@ def completion_rows(studies: Iterable[Study], *, flagged: MarkSource | None = No
 
 
 # --- the shared-device rule: ids seen on one device are one person ------------------------------
-# The one statement of it, as a filter (`sightings_sharing_a_device`) and, for the validation
-# claim's candidates written in SQL, as `SHARED_DEVICE_SQL`.
-
 # The ids seen on any device the worker (the parameter) was seen on, the worker included.
 SHARED_DEVICE_SQL = (
     "SELECT s.worker_id FROM crowd_devicesighting s WHERE s.device IN"
@@ -205,9 +195,8 @@ def sightings_sharing_a_device(worker_ids: Iterable[int] | None = None) -> Any:
 
 
 def shared_device_ids(*, worker_ids: Iterable[int] | None = None) -> dict[int, set[int]]:
-    """{worker id: other worker ids seen on one of its devices}, for workers who share a device:
-    one person under several participant ids, whose work is never checked by themselves
-    (adversarial verification; a validation claim's candidates, `SHARED_DEVICE_SQL`)."""
+    """{worker id: other worker ids seen on one of its devices}, for workers who share a device: one
+    person under several participant ids, whose work is never checked by themselves."""
     sightings = sightings_sharing_a_device(worker_ids)
     by_device: dict[str, set[int]] = {}
     for device, worker_id in sightings.values_list("device", "worker_id"):
@@ -221,9 +210,8 @@ def shared_device_ids(*, worker_ids: Iterable[int] | None = None) -> dict[int, s
 
 
 def linked_ids(*, worker_ids: Iterable[int]) -> dict[int, set[int]]:
-    """{worker id: the other ids known to be the same person}: seen on one of its devices
-    (`shared_device_ids`), or linked by the market (`WorkerLink`: the same market session, the
-    market's record of a visit). Whose work is never checked by themselves."""
+    """{worker id: the other ids known to be the same person}: seen on one of its devices, or linked
+    by the market (`WorkerLink`). Whose work is never checked by themselves."""
     ids = set(worker_ids)
     linked = shared_device_ids(worker_ids=ids)
     for worker_id, other in WorkerLink.objects.filter(worker_id__in=ids).values_list("worker_id", "linked_id"):
@@ -235,8 +223,7 @@ PASTED_ID_SEPARATORS = re.compile(r"[\s,;]+")
 
 
 def pasted_ids(text: str) -> list[str]:
-    """The ids in pasted text, one per line or separated by commas, semicolons or spaces, in the
-    order given, each once."""
+    """The ids in pasted text, in the order given, each once."""
     return list(dict.fromkeys(part for part in PASTED_ID_SEPARATORS.split(text or "") if part))
 
 
@@ -265,5 +252,4 @@ def counted_sessions_filter(prefix: str = "") -> Q:
 
 
 def counted_sessions(of_study: Study) -> QuerySet[StudySession]:
-    """The study's sessions that every figure counts (see `counted_sessions_filter`)."""
     return StudySession.objects.filter(counted_sessions_filter(), study=of_study)

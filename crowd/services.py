@@ -50,11 +50,9 @@ LOCK_ORDER = (
 def record_task_done(study_session: StudySession | None) -> StudySession | None:
     """Count one finished task; the session is complete once it reaches the study's batch size.
 
-    Runs in the caller's transaction (the submit that finished the task), so a task is never
-    counted without its data, nor saved without being counted. When the session completes, every
-    registered hold check (crowd.hold_kinds: each app registers its own, reading its own study
-    setting) is asked, and each reason found holds its code (`crowd.holds.hold`); crowd imports no
-    app above it.
+    In the caller's transaction (the submit that finished the task), so a task is never counted
+    without its data, nor saved without being counted. When the session completes, every registered
+    hold check (crowd.hold_kinds) is asked, and each reason found holds its code.
     """
     if study_session is None:
         return None
@@ -94,9 +92,7 @@ def record_task_done(study_session: StudySession | None) -> StudySession | None:
 
 
 # Which drafts the server saved reaches the next page in a cookie of its own, not the session: a
-# submit then writes nothing beside its data, and neither does the page after it (the session's
-# UPDATE and commit would cost a submit, and the next page, a write each).
-# `SavedDraftsMiddleware` sets and clears it.
+# submit then writes nothing beside its data, and neither does the page after it.
 SAVED_DRAFTS_COOKIE = "nli_saved_drafts"
 SAVED_DRAFTS_KEPT = 20
 _DRAFT_KEY = re.compile(r"[A-Za-z0-9_-]{1,100}")

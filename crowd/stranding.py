@@ -1,8 +1,6 @@
 """Participants stranded when the pool runs out mid-visit: they did some of their tasks, none is
-left for them, so they cannot earn the completion code. Rather than "try again in a little while"
-with no word on what to do, they are told so and given the study's partial-completion path: its
-partial-completion code (paid for the work done, as the researcher set up on the market), or
-asked to return the study. The study page counts them apart from the sessions in progress.
+left for them, so they cannot earn the completion code. They are told so and given the study's
+partial-completion path: its partial-completion code, or asked to return the study.
 
 A stranded visit that finds a task again (another participant's hold ran out) may still finish:
 completing it wins over being stranded, on the participant's page and the researcher's.
@@ -44,8 +42,7 @@ def stranded_filter(prefix: str = "") -> Q:
 
 def strand(study_session: StudySession | None) -> StrandedPath | None:
     """For a visit just told there is no task: when it did some tasks and is still open, record it
-    stranded (the first time) and return its path; else None (nothing done yet: nothing is owed
-    and nothing is lost by waiting). A preview is never stranded: its work was never saved."""
+    stranded (the first time) and return its path; else None. A preview is never stranded."""
     if (
         study_session is None
         or study_session.pk is None

@@ -21,14 +21,10 @@ from .models import Study, StudySession, TaskKind
 from .registry import admission_refusal, consent_refusal, launch_refusal, next_task_url, registered
 from .services import DEVICE_SESSION_KEY, browser_device, device_of, note_device
 
-# Where each kind of study sends a worker, and who is admitted, are registered by the composition
-# root (crowd/registry.py): crowd sits beneath the task apps and the quality app.
-
 
 def completion_page(request: HttpRequest, study_session: StudySession) -> HttpResponse:
     """The page with the session's own completion code, once its tasks are done, in the browser
-    that did the work (StudySession.device); the writing and validation views show it too. Where
-    the market allows, it sends the participant back."""
+    that did the work. Where the market allows, it sends the participant back."""
     if study_session.is_complete and study_session.code_is_held:
         # Held for a researcher (until released): a neutral word, never the reason. An MTurk
         # assignment waiting for MTurk to list it is submitted all the same (without its code).
@@ -177,12 +173,9 @@ def _refused(request: HttpRequest, refusal: access.Refusal, next_url: str | None
 
 
 def task_refusal_page(request: HttpRequest, study_session: StudySession | None, task_kind: str) -> HttpResponse | None:
-    """The page to show instead of a task of `task_kind`, or None when the visit may take it.
-
-    The writing, validation and MPE judgment views ask this first: a visit is spent on its own study's kind of
-    task, only once it agreed to the study's information sheet and did not withdraw (the consent
-    app), and only while the worker is admitted to the study (closed list, qualification).
-    """
+    """The page to show instead of a task of `task_kind`, or None when the visit may take it: a
+    visit is spent on its own study's kind of task, only once it agreed to the study's information
+    sheet and did not withdraw, and only while the worker is admitted to the study."""
     if study_session is None:
         return None
     # Asked first, a researcher's preview included (it reads the sheet as a participant would).
@@ -236,8 +229,7 @@ def preview_start(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_http_methods(["POST"])
 def preview_end(request: HttpRequest) -> HttpResponse:
-    """Leave the preview (its claims are deleted) and go back to the page it was started from (the
-    dashboard's study page), or to the study's admin page where none was given."""
+    """Leave the preview and go back to the page it was started from, else to the study's admin page."""
     started_from = preview.preview_started_from(request)
     study = preview.end_preview(request, claim_models=registered().claim_models)
     if study is not None and is_researcher(request.user):

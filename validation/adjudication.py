@@ -1,12 +1,9 @@
-"""Adjudication for every dataset: the queues of pairs a researcher should settle, and
-their decisions.
+"""Adjudication for every dataset: the queues of pairs a researcher should settle, and their decisions.
 
 A queue is the pairs of a scope (dataset, split) that match one filter, oldest first, without those
 a researcher has already decided (unless asked). A decision is a gold label, "retire the pair" (it
-leaves snapshots and releases) or "withdraw" (back to the rule's gold); each one is an
-`Adjudication` row with its reason and researcher (`corpus.adjudication.adjudicate`, the one writer),
-and the gold label it sets is the pair's gold everywhere gold is shown. MPE's 2-2-1 and torn splits
-are the `mpe` queue.
+leaves snapshots and releases) or "withdraw" (back to the rule's gold); each one is an `Adjudication`
+row with its reason and researcher (`corpus.adjudication.adjudicate`, the one writer).
 """
 
 import uuid
@@ -76,24 +73,19 @@ DECISIONS = (*LABELS, RETIRE, WITHDRAW)
 
 def latest_runs(scope: Scope) -> list[int]:
     """The latest finished aggregation run of each dataset in scope."""
-    runs = AggregationRun.objects.filter(status=JobStatus.DONE)
-    runs = scope.filter(runs)
-    latest: dict[int, int] = {}
-    for run_id, dataset_id in runs.order_by("pk").values_list("pk", "dataset_id"):
-        latest[dataset_id] = run_id
+    runs = scope.filter(AggregationRun.objects.filter(status=JobStatus.DONE))
+    latest = {dataset_id: run_id for run_id, dataset_id in runs.order_by("pk").values_list("pk", "dataset_id")}
     return sorted(latest.values())
 
 
 def flagged_workers(scope: Scope = EVERYTHING) -> list[int]:
-    """Workers the quality checks flag on the labels of `scope` (the workers page's flags of that
-    scope). One worker-quality read: a page asks once and hands the list to every queue it counts
-    or shows (worker quality is read from every label, so it is read once, not once per queue)."""
+    """Workers the quality checks flag on the labels of `scope`. Worker quality is read from every
+    label, so a page asks once and hands the list to every queue it counts or shows."""
     return flagged_worker_ids(worker_quality(scope))
 
 
 # The queues whose rule reads only a pair's counters, flags and gold label: counted from the pair
-# tally (`_vote_queue_counts`), not from the pairs. The others are sets of pairs kept elsewhere
-# (an aggregation run's rows, the flagged workers' labels, the researchers' requests).
+# tally, not from the pairs. The others are sets of pairs kept elsewhere.
 VOTE_QUEUES = ("no_gold", "gold_ne_author", "two_two_one", "mpe")
 
 
@@ -130,8 +122,7 @@ def _in_vote_queue(
 
 
 def _condition(slug: str, scope: Scope, flagged: list[int] | None, latest: list[int] | None) -> Q:
-    """The filter of a queue as one condition on the pairs (the queue's list, the pair browser's
-    filter); `flagged` and `latest` are read when not given."""
+    """The filter of a queue as one condition on the pairs; `flagged` and `latest` are read when not given."""
     if slug in VOTE_QUEUES:
         return _vote_condition(slug)
     return Q(pk__in=_pair_set(slug, scope, flagged, latest))
@@ -177,10 +168,9 @@ def queue(
     latest: list[int] | None = None,
 ) -> QuerySet[Pair]:
     """The pairs of a queue, oldest first, each with `aggregated_label` (the latest run's Dawid–Skene
-    label, '' without one), `correlated_reason` (why the latest run's correlated-error check sent it
-    here, if it did) and `last_decision` (the latest researcher decision's action, if any).
-    `flagged`: the flagged workers, when the caller has read them (`flagged_workers`); `latest`:
-    the latest runs, when the caller has read them (`latest_runs`)."""
+    label), `correlated_reason` (why the latest run's correlated-error check sent it here) and
+    `last_decision` (the latest researcher decision's action). `flagged` (`flagged_workers`) and
+    `latest` (`latest_runs`): when the caller has read them."""
     if slug not in FILTER_BY_SLUG:
         raise ValueError(f"unknown queue {slug!r}; choose one of {', '.join(FILTER_BY_SLUG)}")
     latest = latest_runs(scope) if latest is None else latest
@@ -212,15 +202,11 @@ def queue_counts(
     latest: list[int] | None = None,
     holds_every_dataset: bool | None = None,
 ) -> dict[str, int]:
-    """Pairs waiting in each queue (decided ones left out), whatever the corpus's size (a
-    conditional count over every pair would read the whole corpus): the queues of the counters
-    from the pair tally and the adjudicated pairs (`_vote_queue_counts`, two statements), each other
-    queue from the set of pairs it is (one statement each, over that set's pairs only: as conditional
-    counts of one statement, each row was compared with every id of every set).
-    `flagged_pairs`: the pairs the flagged workers had labelled when they were flagged (kept with
-    the flags: `quality.flag_rows`), given by a caller that read them with `flagged`. `latest` and
-    `holds_every_dataset` (whether the scope's datasets are every dataset there is), when the caller
-    knows them (a page that has read the datasets and the runs), else read here."""
+    """Pairs waiting in each queue (decided ones left out), whatever the corpus's size: the queues of
+    the counters from the pair tally (`_vote_queue_counts`, two statements), each other queue from
+    the set of pairs it is (one statement each, over that set's pairs only: as conditional counts of
+    one statement, each row was compared with every id of every set). `flagged_pairs` (kept with the
+    flags: `quality.flag_rows`), `latest` and `holds_every_dataset`: when the caller knows them."""
     latest = latest_runs(scope) if latest is None else latest
     flagged = flagged_workers(scope) if flagged is None else flagged
     counts = _vote_queue_counts(scope)
@@ -248,10 +234,8 @@ def _holds_every_dataset(scope: Scope) -> bool:
 
 def _flagged_everywhere(flagged: list[int], labelled_pairs: int | None = None) -> int:
     """The flagged queue's length over every pair: the pairs the flagged workers labelled, counted
-    from their labels alone (looking each pair up is slow for many labels at corpus scale),
-    or as counted when they were flagged (`labelled_pairs`, kept with the flags: grouping
-    their labels was still most of the adjudication page), less those a researcher's decision stands
-    on (few: `pair_adjudicated`)."""
+    from their labels alone (looking each pair up is slow at corpus scale) or as counted when they
+    were flagged (`labelled_pairs`), less those a researcher's decision stands on (few)."""
     labelled = ValidationLabel.objects.filter(worker_id__in=flagged)
     pairs = pairs_labelled_by(flagged) if labelled_pairs is None else labelled_pairs
     researched = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER).values("pair_id")
@@ -268,11 +252,10 @@ TALLY_BY = ("author_label", "label_count", *VOTE_FIELD.values(), "imported_gold"
 
 
 def _vote_queue_counts(scope: Scope) -> dict[str, int]:
-    """The pairs waiting in each queue of VOTE_QUEUES: the pair tally's rows (a few hundred, the
-    gold from their votes and imported gold, `corpus.gold.gold_from_votes`), as if no pair were
-    adjudicated, then the adjudicated pairs (few, the partial index `pair_adjudicated`) set right:
-    out of the queue the rule's gold put them in, into the one their decided gold puts them in while
-    no researcher's decision stands on them (an imported file's gold, `awaiting_decision`)."""
+    """The pairs waiting in each queue of VOTE_QUEUES: the pair tally's rows (a few hundred), as if
+    no pair were adjudicated, then the adjudicated pairs (few) set right: out of the queue the rule's
+    gold put them in, into the one their decided gold puts them in while no researcher's decision
+    stands on them (an imported file's gold)."""
     counts = dict.fromkeys(VOTE_QUEUES, 0)
     for author, label_count, e, nu, c, imported_gold, stopped, n in tallies.pair_counts(scope, by=TALLY_BY):
         gold = gold_from_votes(e, nu, c, imported_gold)
@@ -303,25 +286,21 @@ def _vote_queue_counts(scope: Scope) -> dict[str, int]:
     return counts
 
 
-MPE_FILTER = "mpe"
-
-
 def filters_for(scope: Scope = EVERYTHING, *, datasets: Iterable[Dataset] | None = None) -> tuple[QueueFilter, ...]:
-    """The queues that apply: the MPE queue only on a multi-premise dataset, or
-    over every dataset when one of them is multi-premise. `datasets`: the scope's datasets, when
-    the caller has read them."""
+    """The queues that apply: the MPE queue only when a dataset of the scope is multi-premise.
+    `datasets`: the scope's datasets, when the caller has read them."""
     if datasets is not None:
         has_mpe = any(dataset.item_kind == ItemKind.MULTI_PREMISE for dataset in datasets)
     elif scope.one is not None:
         has_mpe = scope.one.item_kind == ItemKind.MULTI_PREMISE
     else:
         has_mpe = scope.datasets().filter(item_kind=ItemKind.MULTI_PREMISE).exists()
-    return tuple(f for f in FILTERS if f.slug != MPE_FILTER or has_mpe)
+    return tuple(f for f in FILTERS if f.slug != "mpe" or has_mpe)
 
 
 def recent_decisions(scope: Scope = EVERYTHING, limit: int = 30) -> list[Adjudication]:
-    """The scope's latest researcher decisions, newest first, with who and when,
-    each with `undoable`: it is still the latest decision on its pair."""
+    """The scope's latest researcher decisions, newest first, each with `undoable`: it is still the
+    latest decision on its pair."""
     decisions = Adjudication.objects.filter(
         source=AdjudicationSource.RESEARCHER, pair__in=pairs_in(scope)
     ).select_related("pair", "researcher")
@@ -338,7 +317,6 @@ def last_undoable(decisions: list[Adjudication], pk: int | None) -> Adjudication
 
 
 def decision(pk: int) -> Adjudication | None:
-    """A researcher's decision by id, with its pair."""
     return Adjudication.objects.filter(pk=pk, source=AdjudicationSource.RESEARCHER).select_related("pair").first()
 
 
@@ -403,9 +381,8 @@ BULK_NOTE = "bulk {token}"
 
 
 def retire_pairs(pairs: QuerySet[Pair], *, researcher: Any, reason: str) -> tuple[int, str]:
-    """Retire every pair of a selection (the pair browser's result; "all pairs of this writer") in
-    one transaction, each an `Adjudication` with the reason, tagged with one batch token: (pairs
-    retired, the token `undo_bulk` takes). Pairs already retired are left as they are."""
+    """Retire every pair of a selection in one transaction, each an `Adjudication` with the reason,
+    tagged with one batch token: (pairs retired, the token `undo_bulk` takes)."""
     reason = (reason or "").strip()
     if not reason:
         raise LabelRefused("Say why (a reason of up to 100 characters): the decisions are kept with it.")
@@ -441,10 +418,9 @@ def undo_bulk(token: str, *, researcher: Any) -> int:
 
 
 def send_to_adjudication(pairs: QuerySet[Pair], *, researcher: Any, reason: str) -> tuple[int, int, str]:
-    """Send every pair of a selection (the pair browser's result) to the adjudication page's "sent"
-    queue, in one transaction with its audit entry: (pairs sent, pairs left as they were, the batch
-    token `unsend` takes). A pair a researcher's decision stands on, or one already sent, is left
-    as it is (its decision is undone on the adjudication page)."""
+    """Send every pair of a selection to the adjudication page's "sent" queue, in one transaction with
+    its audit entry: (pairs sent, pairs left as they were, the batch token `unsend` takes). A pair a
+    researcher's decision stands on, or one already sent, is left as it is."""
     reason = (reason or "").strip()[:100]
     if not reason:
         raise LabelRefused("Say why (a reason of up to 100 characters): the adjudicator reads it.")

@@ -1,10 +1,8 @@
 """/api/validation/: MPE's per-premise labels (Lai et al. 2017 §5.2), read-only, for researchers.
 
-In the style of modeling's /api/ (same rules from `base.api_strict`): cursor pagination by
-id, filters checked (an unknown parameter or an empty value is a 400, an unknown dataset a 404),
-researchers only (the project's default permission), token or session auth. Worker identities stay
-out: a premise pair's judgments are listed in the order they came, without who gave them.
-Mounted by the composition root (annotation_site/urls.py), as artifacts' API is.
+In the style of modeling's /api/ (same rules from `base.api_strict`), researchers only. Worker
+identities stay out: a premise pair's judgments are listed in the order they came, without who gave
+them. Mounted by the composition root (annotation_site/urls.py).
 """
 
 import django_filters
@@ -103,10 +101,7 @@ class PremiseLabelViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet[
     filterset_class = PremisePairFilter
     pagination_class = StrictCursorPagination
     queryset = PremisePair.objects.select_related("item__dataset", "item__premise").prefetch_related(
-        Prefetch(
-            "labels",
-            queryset=PremiseLabel.objects.only("premise_pair_id", "label").order_by("created_at", "id"),
-        )
+        Prefetch("labels", queryset=PremiseLabel.objects.only("premise_pair_id", "label").order_by("created_at", "id"))
     )
 
     def get_queryset(self) -> QuerySet[PremisePair]:
@@ -120,10 +115,9 @@ class AgreementQuery(ScopeQuery):
 
 
 class AgreementView(StrictQueryParamsMixin, views.APIView):
-    """The agreement tables of a scope (quality.agreement_tables): κ and α overall,
-    per genre, per label, per annotator pair and each worker against the rest. `dataset` (slug) and
-    `split` narrow it, `table` names one table (default: all); an unknown value is a 400, an unknown
-    dataset (another team's included: teams.access) a 404."""
+    """The agreement tables of a scope (quality.agreement_tables). `dataset` (slug) and `split`
+    narrow it, `table` names one table (default: all); an unknown value is a 400, an unknown dataset
+    (another team's included) a 404."""
 
     extra_query_params = ("dataset", "split", "table")
 

@@ -1,8 +1,8 @@
 """Backup claims: work for an arrival while every open pair of the study is held.
 
-Twenty hoarding ids with spare ids kept a study's last pairs held for 8.8 claim periods: a refused
-take-back came back as a fresh claim by another of the ids. The tail is not closed by refusing ids
-(there are always more), but by not letting a claim keep an arrival from a pair for long:
+Hoarding ids with spare ids kept a study's last pairs held: a refused take-back came back as a fresh
+claim by another of the ids. Refusing ids does not close the tail (there are always more); not
+letting a claim keep an arrival from a pair for long does:
 
 - A live claim **holds its place against an arrival** only while it is younger than one claim
   period (from its claim: More time and a take-back keep the claim's `created_at`) and its worker
@@ -13,13 +13,12 @@ take-back came back as a fresh claim by another of the ids. The tail is not clos
   that way: closest to complete first, then those whose oldest live claim is oldest, one pair a
   premise, up to a batch. So an arrival always finds work beside one fresh claim, and beside any
   number of stale ones: a few ids that claim first do not close the tail.
-- **First sends count.** A pair never takes a sixth label: a send on a pair that has its five by then
-  (`corpus.services.add_labels(first_sends_count=True)` in the submit) stores nothing for that pair and keeps the rest of the batch,
-  which counts as done (its worker did the work and is paid for it; the late label is not kept).
+- **First sends count.** A pair never takes a sixth label: a send on a pair that has its five by
+  then stores nothing for that pair and keeps the rest of the batch, which counts as done (its
+  worker did the work and is paid for it).
 
-Ordinary claims are untouched: the claim index, `held_places` and the room rule are the ordinary
-ones, and the backup is asked only when they give nothing. A backup claim is an ordinary
-`ValidationClaim` (its batch page, More time, submit), in the arrival's study session.
+The backup is asked only when the ordinary claim gives nothing; a backup claim is an ordinary
+`ValidationClaim` in the arrival's study session.
 """
 
 from datetime import datetime, timedelta
@@ -111,10 +110,8 @@ def pick_backup_pairs(
     worker: Worker, study_session: StudySession, now: datetime, *, size: int
 ) -> tuple[dict[int, int], list[int]]:
     """The pairs of a backup batch ({pk: premise}, up to `size`, one a premise) and every pair
-    locked to choose them, in the caller's transaction (the worker's row locked by the claim that
-    found nothing): the candidates locked, skipping those another claimer holds, and asked again
-    under the locks. The caller (`batch_claims.claim_validation_batch`) claims them and recounts the locked
-    pairs' held places."""
+    locked to choose them (asked again under the locks), in the caller's transaction; the caller
+    claims them and recounts the locked pairs' held places."""
     candidates = backup_candidates(worker, study_session, now)
     locked = list(lock_rows(candidates).values_list("pk", "premise_id")[: size * 3])
     if not locked:

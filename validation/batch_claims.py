@@ -1,8 +1,6 @@
 """Claiming batches for validation: five pairs a batch (catch trials among them), MPE batches, backup
-claims, and the refusals every batch task's submit shares (`claims_to_submit`).
-
-A claim locks the pair rows it counts (SELECT … FOR UPDATE SKIP LOCKED), so the places it
-takes are counted under the lock (validation.services says what else keeps a pair's labels within bounds).
+claims, and the refusals every batch task's submit shares (`claims_to_submit`). A claim locks the
+pair rows it counts, so the places it takes are counted under the lock.
 """
 
 import itertools
@@ -83,10 +81,9 @@ def _claimable_locker(
     study_session: StudySession | None,
 ) -> Callable[[int, Sequence[int]], list[int]]:
     """Locks up to `wanted` claimable pairs, leaving out those `tried` (claim_batch's candidates).
-    `facts` gets each locked pair's (premise pk, label count); `fresh["premises"]` says whether to
-    offer only premises the worker was never served (the caller turns it off when none is left);
-    a study's genres and imports limit them (`crowd.selectors.pool_limits`, read at the first lock)
-    and its preference orders them (`validation.claim_order`, e.g. the model annotators' triage)."""
+    `facts` gets each locked pair's (premise pk, label count); `fresh["premises"]`: offer only
+    premises the worker was never served (the caller turns it off when none is left). A study's pool
+    limits them and its preference orders them (read at the first lock)."""
     pool: list[tuple[list[int], list[str]]] = []
     prefer: list[claim_order.Preference | None] = []
 
@@ -120,17 +117,12 @@ def spread_over_premises(
 ) -> list[int]:
     """The candidates in the order a batch takes them: first one pair of each premise (premises in
     the candidates' order), then the other pairs of those premises, and last the pairs of the
-    premises `leave_out` (the batch's catch trials'): a batch takes those only when the others do
-    not fill it (MPE items of one scene, a dataset near its end), so a claim never comes back empty
-    while a candidate has room.
+    premises `leave_out` (the batch's catch trials'), so a claim never comes back empty while a
+    candidate has room.
 
-    A premise's three pairs are written entailment, neutral, contradiction, one after the other;
-    served together they give their labels away, and a catch trial would be the lone premise among
-    them. Of a premise's pairs the batch takes one of those closest to complete, chosen at
-    random: taking the first would put every premise's entailment pair in one batch, and so one
-    label in all its places. A second pair of a premise comes only when the candidates hold fewer
-    premises than a batch has places (MPE items of one scene, a dataset near its end): with at most
-    three pairs a premise, the claim's fifteen candidates always span five (bench/RESULTS-order.md).
+    A premise's three pairs, served together, give their labels away, and a catch trial would be
+    the lone premise among them. Of a premise's pairs the batch takes one of those closest to
+    complete, at random: taking the first would put every premise's entailment pair in one batch.
     """
     left_out = set(leave_out)
     by_premise: dict[int, list[int]] = {}
@@ -199,11 +191,9 @@ def recount_held(pairs: Sequence[int], now: datetime) -> int:
     return changed
 
 
-# Validation batches (and MPE judgments): claims on pairs, closest to complete first. The candidate
-# query walks a partial index that holds only the pairs with free places (`pair_claim_queue_free`,
-# `pair_claim_queue_free_all`). After a look, the locked candidates' `held_places` are their live
-# claims, the new ones included: a pair that live claims fill leaves the claim index until a place
-# comes free (a submit, an expiry recounted by the beat or by a claim that found no free pair).
+# Validation batches (and MPE judgments): the candidate query walks a partial index of the pairs with
+# free places. After a look, the locked candidates' `held_places` are their live claims, the new ones
+# included: a pair that live claims fill leaves the claim index until a place comes free.
 VALIDATION_CLAIMS = ClaimRule(
     model=ValidationClaim,
     target="pair",
@@ -253,15 +243,9 @@ def claim_validation_batch(
     study_session: StudySession | None = None,
     item_kind: str = ItemKind.SINGLE_PREMISE,
 ) -> uuid.UUID | None:
-    """Give the worker a batch of up to five pairs to label, or None when there is no work.
-
-    `item_kind` picks the task: MultiNLI validation (single-premise pairs) or MPE judgments
-    (multi-premise items); a batch never mixes them.
-
-    A worker with a live batch gets it back (a reload shows the same pairs). Otherwise pairs are
-    picked closest to complete first, so gold labels accumulate instead of every pair waiting at
-    two of five. The claim is `crowd.claiming`'s, with validation's own taking of the locked pairs
-    (`_take_candidates`: catch trials, one pair per premise, page order).
+    """Give the worker a batch of up to five pairs of `item_kind` to label, or None when there is no
+    work. A worker with a live batch gets it back. Otherwise pairs are picked closest to complete
+    first, so gold labels accumulate instead of every pair waiting at two of five.
     """
     if dataset is None and study_session is not None:
         dataset = study_session.study.dataset
@@ -304,10 +288,9 @@ def claim_validation_batch(
             if waits < CLAIM_WAITS and selectors.claimable_pairs(
                 worker, now, dataset=dataset, item_kind=item_kind, pool=pool, tried=tried, limit=1
             ):
-                # Every claimable pair of the study's pool is locked by someone claiming or submitting right now
-                # (SKIP LOCKED + LIMIT then returns nothing while work remains): they commit in
-                # a moment, so look again shortly instead of saying "no task". Never waits on
-                # their locks: a submit that fills the pair may hold them.
+                # Every claimable pair of the pool is locked by someone claiming or submitting right
+                # now: they commit in a moment, so look again shortly instead of saying "no task".
+                # Never waits on their locks: a submit that fills the pair may hold them.
                 waits += 1
                 time.sleep(CLAIM_WAIT_SECONDS * waits)
                 return True
@@ -318,15 +301,7 @@ def claim_validation_batch(
             VALIDATION_CLAIMS,
             worker,
             now,
-            _claimable_locker(
-                worker,
-                now,
-                dataset,
-                item_kind,
-                facts,
-                fresh,
-                study_session,
-            ),
+            _claimable_locker(worker, now, dataset, item_kind, facts, fresh, study_session),
             size=size,
             wanted=size * 3,
             take=take,
@@ -343,8 +318,8 @@ def claim_validation_batch(
 
 
 def _claim_backups(worker: Worker, study_session: StudySession, now: datetime, *, size: int) -> list[Any]:
-    """Claims on the pairs `backup_claims.pick_backup_pairs` picks, in page order, in the claim's
-    transaction; the locked pairs' held places recounted (they see the new claims)."""
+    """Claims on the pairs `backup_claims.pick_backup_pairs` picks, in page order; the locked pairs'
+    held places recounted."""
     chosen, locked = pick_backup_pairs(worker, study_session, now, size=size)
     if not chosen:
         return []
@@ -364,16 +339,12 @@ def _take_candidates(
     premise_of: Mapping[int, int],
 ) -> list[TaskClaim]:
     """Claims on the first of the locked candidates that still have room, as many as the catch
-    trials leave of `size`, and on the catch trials, in random order (`page_order`), in the claim's
-    transaction; none when every candidate is full.
-
-    A batch with catch trials and one without take the same path and the same statements: a
-    slower claim would tell them apart."""
+    trials leave of `size`, and on the catch trials, in random order; none when every candidate is
+    full. A batch with catch trials and one without take the same statements: a slower claim would
+    tell them apart."""
     # Lazily mark what has expired, the worker's own and on the candidates (both reached by an
-    # index: a worker's claims, a pair's claims): those places are free already (live claims are
-    # the unexpired ones), this keeps the status honest. Every other expired claim is the beat's
-    # (`release_expired_claims`, tasks.py): a sweep of the whole claim table on every claim would
-    # grow with the study's history, as submitted claims never leave the table.
+    # index): this keeps the status honest. Every other expired claim is the beat's: a sweep of the
+    # whole claim table on every claim would grow with the study's history.
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE validation_validationclaim SET status = %s WHERE status = %s AND expires_at <= %s"
@@ -404,10 +375,9 @@ def _insert_batch(
 
 
 def _count_served(study_session: StudySession | None, catch_trials: int) -> None:
-    """One more batch (with `catch_trials` catch trials) for the session, in the claim's transaction,
-    where its study keeps a catch share (`selectors.study_served` reads them): a study owes catch
-    trials for the batches served since it kept a share. A preview leaves no row: its batches are
-    not the study's, and a preview changes no figure."""
+    """One more batch (with `catch_trials` catch trials) for the session, where its study keeps a
+    catch share: a study owes catch trials for the batches served since it kept a share. A preview
+    leaves no row: a preview changes no figure."""
     if study_session is None or study_session.is_preview or study_session.study.catch_trial_share <= 0:
         return
     with connection.cursor() as cursor:
@@ -421,10 +391,8 @@ def _count_served(study_session: StudySession | None, catch_trials: int) -> None
 
 
 def _recount_every_held_pair(now: datetime) -> int:
-    """Recount every pair marked held that we can lock: the pairs whose claims were released
-    without the beat (a study visit releases its worker's claims) or ran out since it last ran.
-    Runs when no claim finds a free pair, so that a pair never stays out of the claim index while
-    it has room. Reads the partial index of held pairs (`pair_held`), not the claim table."""
+    """Recount every pair marked held that we can lock (claims released without the beat, or run
+    out since it last ran), so that a pair never stays out of the claim index while it has room."""
     live = Coalesce(selectors.open_claims_subquery(now), Value(0))
     stale = Pair.objects.filter(held_places__gt=0).alias(live=live).exclude(held_places=F("live"))
     held = list(lock_rows(stale).values_list("pk", flat=True))
@@ -432,14 +400,12 @@ def _recount_every_held_pair(now: datetime) -> int:
 
 
 def claim_mpe_batch(worker: Worker, *, study_session: StudySession | None = None) -> uuid.UUID | None:
-    """A batch of up to five multi-premise items (the MPE judgment task), or None when there is no work.
-
-    Inside an MPE study (`study_session`), only that study's dataset, and the claims carry the
-    session so that the submitted batch counts towards its completion code.
+    """A batch of up to five multi-premise items (the MPE judgment task), or None when there is no
+    work; inside an MPE study (`study_session`), of that study's dataset only.
 
     Claimed one multi-premise dataset at a time (there are few), so the candidate query walks that
-    dataset's part of the claim index (`pair_claim_queue`) instead of every queued MultiNLI pair.
-    A dataset open to trusted workers only is skipped for others; an excluded worker is refused.
+    dataset's part of the claim index instead of every queued MultiNLI pair. A dataset open to
+    trusted workers only is skipped for others.
     """
     if study_session is not None:
         return claim_validation_batch(worker, study_session=study_session, item_kind=ItemKind.MULTI_PREMISE)
@@ -471,14 +437,10 @@ def _catch_trials(
     taken: Sequence[int] = (),
     premise_of: dict[int, int] | None = None,
 ) -> list[int]:
-    """Pair pks to serve as catch trials in this batch (the study's share on average; none outside a study).
-
-    The quality app picks them (`quality.catch_trials.pick_catch_trials`: in runs, premise by
-    premise); a worker is never served a pair they were served before (`seen`, backed by the claims'
-    unique pair/worker constraint). `premise_of` gets the picked pairs' premises.
-
-    In a study with catch trials, every claim takes the same statements whether the batch gets a
-    catch trial or not: a `/validate/next/` slower when it did would give the catch trial away.
+    """Pair pks to serve as catch trials in this batch (the study's share on average; none outside a
+    study), picked by the quality app; never a pair the worker was served before. `premise_of` gets
+    the picked pairs' premises. Every claim takes the same statements whether the batch gets a catch
+    trial or not: a `/validate/next/` slower when it did would give the catch trial away.
     """
     if study_session is None or study_session.study.catch_trial_share <= 0:
         return []
@@ -508,10 +470,9 @@ def _catch_trials(
 def claims_to_submit(
     rule: ClaimRule, worker: Worker, batch: uuid.UUID | str, now: datetime, *related: str, others: str
 ) -> list[Any]:
-    """The worker's claims in `batch` (with `related`), locked, in page order, for its submit, in
-    the caller's transaction (the worker's row locked already: it serialises their own submits).
-    Refused when the batch is not theirs, was submitted already, or ran out (its items went back to
-    `others`): every batch task's submit asks this first."""
+    """The worker's claims in `batch` (with `related`), locked, in page order, for its submit, in the
+    caller's transaction (the worker's row locked already). Refused when the batch is not theirs, was
+    submitted already, or ran out (its items went back to `others`)."""
     batch_id = claim_key(batch)
     model: Any = rule.model  # a concrete claim model (the rule names the abstract TaskClaim)
     claims = (

@@ -1,14 +1,12 @@
 """A study's preference in the validation claim's order, registered at start (docs/architecture.md).
 
 The candidate statement (`validation.selectors.candidate_statement`) orders pairs closest to
-complete first. An app above validation may put some pairs of a study before the others: the
-model annotators' triage puts first the pairs whose model label differs from the
-writer's. Validation must not name that app, so it declares what it calls (`ClaimPreference`: called
-with the study, it answers an SQL boolean expression over `collection_pair` and its params, or
-None for no preference), and the composition root (`annotation_site.wiring.register`) registers it.
-The candidate statement takes the pairs the expression holds for first, then the others (one
-statement of two parts, each walking the claim index in its order; no per-pair queries); a study
-without a preference gets the statement (and plan) it had before.
+complete first. An app above validation may put some pairs of a study first (the model annotators'
+triage: pairs whose model label differs from the writer's). Validation must not name that app, so
+it declares what it calls (`ClaimPreference`: given the study, an SQL boolean expression over
+`collection_pair` and its params, or None), and the composition root registers it. The candidate
+statement takes the pairs the expression holds for first, then the others (one statement of two
+parts, each walking the claim index); a study without a preference gets the plain statement.
 
 A claim in a process that never registered the preference fails loudly rather than silently
 leaving a study's triage out.
@@ -34,7 +32,6 @@ def register(preference: ClaimPreference) -> None:
 
 
 def preference_for(study: "Study") -> Preference | None:
-    """The study's preference in the claim order, or None."""
     if not _registered:
         raise ImproperlyConfigured(
             "No claim preference is registered: annotation_site.apps.SiteConfig must be in INSTALLED_APPS."

@@ -1,8 +1,7 @@
 """The cost page's validation figures per study, maintained (two grouped reads over every
 claim, joined to its pair and premise, would be most of a cold cost page at MultiNLI scale).
 
-Two tallies in the core's pattern (`corpus.tallies`: append-only signed deltas, summed when read,
-folded, checked and rebuilt by the core's one fold and check, `TALLY` registered in validation.apps):
+Two tallies in the core's pattern (`corpus.tallies`: append-only signed deltas, summed when read):
 
   - `BoughtLabelTally`: validation labels bought per study × dataset × split × genre, the submitted
     ordinary claims of study sessions (`credits.countable`);
@@ -11,21 +10,18 @@ folded, checked and rebuilt by the core's one fold and check, `TALLY` registered
 
 Written in the writer's transaction:
 
-  - the validation submit (`services.submit_validation_batch`, through `submitted`): its countable
-    claims are bought, and the credit of their pairs moves to its study (the claims' UPDATE says
-    which study held it before: `credits.submitted`), from each pair's key before its labels to
-    its key after them, in one INSERT (`submit_moves` keeps the pairs' old keys, so no statement
-    reads the credited claims);
+  - the validation submit (`submitted`): its countable claims are bought, and the credit of their
+    pairs moves to its study, from each pair's key before its labels to its key after them, in one
+    INSERT (`submit_moves` keeps the pairs' old keys, so no statement reads the credited claims);
   - a pair's counters moving (labels added, a recompute's fix: `corpus.signals.pairs_moved`) and its
     validation flags (stopped, reopened: `corpus.signals.pairs_flagging`): a credited pair's row
     moves with it;
   - split assignment (`corpus.signals.pairs_moving_split`): both follow the premises.
 
-A study's or dataset's deletion takes its rows with it (foreign keys, CASCADE). Anything else that
-changes what is counted (a study session or worker deleted, so claims no longer count; claims
-written around the submit, as bench/run.py's COPY; `credits.rebuild`) is repaired by the one check
-and rebuild (`manage.py rebuild_tallies validation`), which compares the deltas with a fresh count;
-`rebuild_with_credits` (`manage.py rebuild_validation_credits`) sets the credit flags first.
+A study's or dataset's deletion takes its rows with it (CASCADE). Anything else that changes what is
+counted (a study session or worker deleted; claims written around the submit, as bench/run.py's
+COPY) is repaired by `manage.py rebuild_tallies validation`; `rebuild_with_credits` sets the credit
+flags first.
 """
 
 import threading
@@ -45,6 +41,7 @@ from . import credits
 from .models import BoughtLabelTally, CreditedPairTally, ValidationClaim
 
 BOUGHT_KEY = ("study_id", "dataset_id", "split", "genre_id")
+_BOUGHT_FIELDS = ("study_session__study_id", "pair__dataset_id", "pair__premise__split", "pair__premise__genre_id")
 # The pair's part of a credited key: PAIR_KEY's fields the cost page reads, in this order.
 STATE = ("label_count", "entailment_votes", "neutral_votes", "contradiction_votes", "imported_gold", "stopped_early")
 CREDITED_KEY = (*BOUGHT_KEY, *STATE)
@@ -70,8 +67,7 @@ def _insert(bought: Mapping[Key, int], credited: Mapping[Key, int]) -> None:
 
 
 class _Submit(threading.local):
-    """The pairs of the validation submit under way in this thread (`submit_moves`) and the key each
-    had before its counters moved."""
+    """The pairs of the validation submit under way in this thread and the key each had before its counters moved."""
 
     def __init__(self) -> None:
         self.pairs: set[int] = set()
@@ -94,11 +90,9 @@ def submit_moves(pair_ids: Iterable[int]) -> Iterator[dict[int, Key]]:
 
 
 def submitted(bought: Iterable[tuple[int, Key]], credit: Iterable[tuple[int | None, int | None, Key, Key]]) -> None:
-    """A validation submit's deltas, in its transaction, in one INSERT: `bought`, (study, the pair's
-    key) of each of its claims in a study session (a label bought); `credit`, per pair of its
-    ordinary claims (the study that held the pair's credit before or None, the study that holds it
-    now or None, the pair's key before its labels, its key now): the pair's row leaves the old
-    study at its old key and joins the new one at its new."""
+    """A validation submit's deltas, in one INSERT: `bought`, (study, the pair's key) of each label
+    bought; `credit`, per pair (old study or None, new study or None, old key, new key): the pair's
+    row leaves the old study at its old key and joins the new one at its new."""
     bought_deltas: Counter[Key] = Counter()
     for study_id, pair_key in bought:
         bought_deltas[credited_key(study_id, pair_key)[: len(BOUGHT_KEY)]] += 1
@@ -117,9 +111,8 @@ def submitted(bought: Iterable[tuple[int, Key]], credit: Iterable[tuple[int | No
 def pairs_moved(sender: Any, moves: Sequence[tuple[int, Key, Key]], **kwargs: Any) -> None:
     """Pairs' counters moved (corpus.signals.pairs_moved): each credited one's row moves from its
     old key to its new, under the study that holds its credit. One read of the credited claims of
-    these pairs (the partial index `valclaim_credited`, the ids as one array: an erasure moves
-    thousands) and one INSERT; a submit's own pairs are
-    kept for it instead (`submit_moves`)."""
+    these pairs (the ids as one array: an erasure moves thousands) and one INSERT; a submit's own
+    pairs are kept for it instead (`submit_moves`)."""
     others = []
     for pk, old, new in moves:
         if pk in _submit.pairs:
@@ -128,14 +121,13 @@ def pairs_moved(sender: Any, moves: Sequence[tuple[int, Key, Key]], **kwargs: An
             others.append((pk, old, new))
     if not others:
         return
-    moves = others
     studies = dict(
         credits.countable()
-        .filter(EqualsAny(F("pair_id"), RawSQL("%s::bigint[]", [[pk for pk, _, _ in moves]])), credited=True)
+        .filter(EqualsAny(F("pair_id"), RawSQL("%s::bigint[]", [[pk for pk, _, _ in others]])), credited=True)
         .values_list("pair_id", "study_session__study_id")
     )
     deltas: Counter[Key] = Counter()
-    for pk, old, new in moves:
+    for pk, old, new in others:
         if pk in studies:
             deltas[credited_key(studies[pk], old)] -= 1
             deltas[credited_key(studies[pk], new)] += 1
@@ -169,9 +161,8 @@ def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs:
 
 
 def rebuild_with_credits(dataset: Dataset | None = None) -> int:
-    """The credit flags set from a fresh computation (`credits.rebuild`), then these tallies checked
-    and rebuilt (they follow the flags): after claims written around the validation submit or a
-    study session deleted. Returns how many claims' flags changed."""
+    """The credit flags set from a fresh computation, then these tallies (which follow the flags)
+    checked and rebuilt. Returns how many claims' flags changed."""
     changed = credits.rebuild(dataset)
     tallies.check_and_rebuild(dataset, TALLY)
     return changed
@@ -193,19 +184,12 @@ def _grouped(claims: QuerySet[ValidationClaim], fields: Sequence[str]) -> dict[K
 
 def fresh_bought(dataset: Dataset | None = None, among: QuerySet[Pair] | None = None) -> dict[Key, int]:
     """{BOUGHT_KEY: labels bought} counted from the claims (of a dataset, among some pairs)."""
-    fields = ("study_session__study_id", "pair__dataset_id", "pair__premise__split", "pair__premise__genre_id")
-    return _grouped(_countable(dataset, among), fields)
+    return _grouped(_countable(dataset, among), _BOUGHT_FIELDS)
 
 
 def fresh_credited(dataset: Dataset | None = None, among: QuerySet[Pair] | None = None) -> dict[Key, int]:
     """{CREDITED_KEY: pairs} counted from the credited claims and their pairs."""
-    fields = (
-        "study_session__study_id",
-        "pair__dataset_id",
-        "pair__premise__split",
-        "pair__premise__genre_id",
-        *(f"pair__{name}" for name in STATE),
-    )
+    fields = (*_BOUGHT_FIELDS, *(f"pair__{name}" for name in STATE))
     return _grouped(_countable(dataset, among).filter(credited=True), fields)
 
 

@@ -1,18 +1,15 @@
 """Which claim a validated pair's outcome is credited to, maintained for the cost page.
 
-The cost page credits each validated pair (its gold label, the labels its stopping saved) to the
-study of its latest label: the pair's latest submitted, ordinary (not catch-trial) claim in a
-study session, latest by `submitted_at`, then `id`. Finding that claim at read time is a subquery
-per validated pair (a slow cold page at MultiNLI scale). Here it is kept as a flag on the claim,
-`ValidationClaim.credited`, written by the validation submit (`services.submit_validation_batch`)
-in the UPDATE that marks its claims submitted (`submitted`: no statement of its own), which also
-clears the flag on the pair's earlier claims. The pair's own figures (gold, label count, stopped
-early) are read live through the join, so exclusions, stopping and gold recomputes need nothing.
+The cost page credits each validated pair to the study of its latest label: the pair's latest
+submitted, ordinary (not catch-trial) claim in a study session, latest by `submitted_at`, then `id`.
+Found at read time, that is a subquery per validated pair; here it is a flag on the claim,
+`ValidationClaim.credited`, set by the validation submit in the UPDATE that marks its claims
+submitted (`submitted`), which also clears it on the pair's earlier claims. The pair's own figures
+are read live through the join, so exclusions, stopping and gold recomputes need nothing.
 
-Anything else that changes which claim is the latest (a study session deleted, so its claims name
-no session; a worker deleted, with their claims; claims written around the submit, e.g. bench/costs_page.py's bulk load; two submits
-on one pair whose clocks disagree) is repaired by `rebuild` (`manage.py rebuild_validation_credits`),
-which compares the flags with a fresh computation (`fresh_credited_ids`).
+Anything else that changes which claim is the latest (a study session or worker deleted; claims
+written around the submit; two submits on one pair whose clocks disagree) is repaired by `rebuild`
+(`manage.py rebuild_validation_credits`), against a fresh computation (`fresh_credited_ids`).
 """
 
 from collections.abc import Collection
@@ -39,14 +36,10 @@ def countable(scope: Scope = EVERYTHING) -> QuerySet[ValidationClaim]:
 
 def submitted(claims: Collection[ValidationClaim], now: datetime) -> dict[int, int]:
     """Mark a batch's claims submitted at `now`, moving the credit of their pairs to the batch's
-    ordinary claims when it is in a study session: one statement (the submit's own), in the caller's
-    transaction, after the pairs are locked (so submits on one pair take turns). Returns, for each
-    pair of the batch that had a credited claim before, the study of that claim (the pair's credit
-    before this submit), for the cost page's tallies (`validation.cost_tally`): the statement reads
-    them as of its start, before its UPDATE (a data-modifying WITH).
-
-    Written as its SQL: the same UPDATE as a queryset's update() with a CASE per column, whose
-    building cost a validator's submit more than PostgreSQL ran it."""
+    ordinary claims when it is in a study session: one statement, in the caller's transaction, after
+    the pairs are locked (so submits on one pair take turns). Returns, for each pair of the batch
+    that had a credited claim before, the study of that claim (read before its UPDATE, a
+    data-modifying WITH). Written as SQL: built by the ORM, it cost a submit more than it ran."""
     batch = [claim.pk for claim in claims]
     credit = [claim for claim in claims if not claim.is_catch_trial and claim.study_session_id is not None]
     quote = connection.ops.quote_name
@@ -98,8 +91,7 @@ def fresh_credited_ids(dataset: Dataset | None = None) -> QuerySet[Pair, Any]:
 
 def rebuild(dataset: Dataset | None = None) -> int:
     """Set the flags (of a dataset's claims, or all) from a fresh computation; returns how many
-    claims changed. Two UPDATEs in one transaction. The cost page's tallies follow the flags:
-    `validation.cost_tally.rebuild_with_credits` rebuilds both."""
+    claims changed. Two UPDATEs in one transaction."""
     scope = ValidationClaim.objects.all() if dataset is None else ValidationClaim.objects.filter(pair__dataset=dataset)
     with transaction.atomic():
         truth = fresh_credited_ids(dataset)

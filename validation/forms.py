@@ -41,13 +41,12 @@ def field_name(pair: models.Model) -> str:
 
 
 def claim_field_name(claim: Any) -> str:  # a claim of any batch task: pk, batch and worker_id
-    """The field of one item of a validation claim: an opaque token, never the pair's primary key.
+    """The field of one item of a validation claim: an opaque token, never the pair's primary key
+    (primary keys would tell catch pairs apart: they stand apart from their neighbours').
 
     A keyed hash of the claim (its id, batch and worker) under the site's secret: unguessable,
-    different for every claim (so it neither orders nor repeats across batches, and a catch trial's
-    token looks like any other), and valid only in its own batch, since the submit maps the tokens of
-    that batch's claims back to their pairs on the server (primary keys would tell catch pairs
-    apart: they stand apart from their neighbours').
+    different for every claim (a catch trial's token looks like any other), and valid only in its
+    own batch, since the submit maps the tokens of that batch's claims back to their pairs.
     """
     digest = salted_hmac("validation.claim-field", f"{claim.pk}:{claim.batch}:{claim.worker_id}").hexdigest()
     return f"item-{digest[:24]}"

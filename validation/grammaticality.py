@@ -2,15 +2,12 @@
 as having no grammatical errors, minor issues or major issues. Snapshots can then leave out pairs
 whose hypothesis most judges found to have major issues (filter `drop_ungrammatical`).
 
-A dataset asks for it with `Dataset.grammaticality_judgments` (judgments wanted per hypothesis;
-0, the default, means no such task). A page is claimed as validation's batches are: the hypotheses
-with the fewest judgments that the worker has neither written, judged nor been offered, locked
-(FOR UPDATE SKIP LOCKED) and counted again under the lock (judgments plus live claims under the
-number wanted), so two judges at once are never both offered a hypothesis's last place; a reload
-gives the same page back until it is submitted or expires. A submit locks its pairs and counts
-their judgments and the other judges' live claims under the lock, so a judgment past the number
-wanted is never added: a hypothesis that filled meanwhile (an expired page's) is not kept, the
-rest of the page is. One judgment per worker and pair (a unique constraint refuses a second).
+A dataset asks for it with `Dataset.grammaticality_judgments` (judgments wanted per hypothesis; 0:
+no such task). A page is claimed as validation's batches are: the hypotheses with the fewest
+judgments that the worker has neither written, judged nor been offered, locked and counted again
+under the lock, so two judges are never both offered a hypothesis's last place. A submit counts
+again under its pairs' locks, so a judgment past the number wanted is never added: a hypothesis
+that filled meanwhile (an expired page's) is not kept, the rest of the page is.
 """
 
 import uuid
@@ -137,8 +134,7 @@ def submit_judgments(
     if pairs.count() != len(judgments):
         raise ValidationRefused("Some of these sentences are not open for judging; nothing was saved.")
     # Only the hypotheses of the judge's own pages, open or run out (an expired page's judgment is
-    # kept where its place is still free, below), never one they were not served (a page given back
-    # when they started another study visit is no longer theirs).
+    # kept where its place is still free), never a page given back.
     served = (
         GrammaticalityClaim.objects.filter(worker=worker, pair_id__in=list(judgments))
         .exclude(status=ClaimStatus.RELEASED)
@@ -161,8 +157,7 @@ def submit_judgments(
                 .values_list("pk", "dataset__grammaticality_judgments")
             )
             # A statement of its own, under the locks (a statement that waited on a lock re-reads
-            # the row, not its subqueries): judgments and the other judges' live claims, whose
-            # places are theirs.
+            # the row, not its subqueries).
             now = timezone.now()
             taken = dict(
                 Pair.objects.filter(pk__in=list(judgments))

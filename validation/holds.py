@@ -1,11 +1,8 @@
-""" "More time" and "Get these items back" for this app's batch pages (validation and MPE judgments,
-per-premise labels, grammaticality): `crowd.holds` decides; this locks what each task's claim
-locks and counts the items' room with the task's own rule (`claiming.ClaimRule.room`).
+""" "More time" and "Get these items back" for this app's batch pages: `crowd.holds` decides; this
+locks what each task's claim locks and counts the items' room with the task's own rule.
 
 One transaction: the worker's row (it serialises their claims, submits and renewals, so a double
 click renews once), the batch's claims, then the items in pk order, as every writer of them locks.
-No time is given while another participant of the batch's study waits for work
-(`crowd.holds.others_waiting`, asked of this kind's live claims).
 """
 
 import uuid

@@ -20,40 +20,32 @@ class ValidationClaim(TaskClaim):
     batch = models.UUIDField(default=uuid.uuid4, db_index=True)
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="validation_claims")
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="validation_claims")
-    # A catch trial looks like any other pair to the worker; its label is scored
-    # (`quality.catch_trials.score_catch_trials`), never added to the pair's labels, and it takes no place on the pair.
+    # A catch trial looks like any other pair to the worker; its label is scored, never added to the
+    # pair's labels, and it takes no place on the pair.
     is_catch_trial = models.BooleanField(default=False)
-    # The claim the cost page credits its pair's outcome to: the pair's latest submitted, ordinary
-    # claim in a study session (latest by submitted_at, then id). Set by the validation submit in
-    # the UPDATE that marks its claims submitted, which also clears it on the pair's earlier claims;
-    # `validation.credits` rebuilds it from the claims. The database default serves raw INSERTs that
-    # do not name it (the PostgreSQL claim statement, bench/costs_page.py).
+    # The claim the cost page credits its pair's outcome to (`validation.credits`). The database
+    # default serves raw INSERTs that do not name it (the claim statement, bench/costs_page.py).
     credited = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["batch", "id"]
         constraints = [
             # A worker never validates the same pair twice (nor is offered it twice).
-            models.UniqueConstraint(fields=["pair", "worker"], name="one_validation_claim_per_pair_worker"),
+            models.UniqueConstraint(fields=["pair", "worker"], name="one_validation_claim_per_pair_worker")
         ]
         indexes = [
             models.Index(fields=["pair", "status", "expires_at"], name="valclaim_pair_open"),
-            # The open claims, by pair: a pair's live claims (`validation.selectors.LIVE_CLAIMS_SQL`,
-            # counted for each candidate pair) and the beat's release of expired claims (all open
-            # claims, never the history). Led by the pair, so that no plan can count one pair's live
-            # claims by walking every open claim: an index on the expiry alone was that plan whenever
-            # the statistics were older than the open claims (after a bulk import, before
-            # ANALYZE, the histogram ends before now and "expires after now" looks like no row).
+            # The open claims, by pair: a pair's live claims and the beat's release of expired ones.
+            # Led by the pair, so that no plan counts one pair's live claims by walking every open
+            # claim (an index on the expiry alone was that plan whenever the statistics were stale).
             models.Index(
                 fields=["pair", "expires_at"],
                 include=["is_catch_trial"],
                 condition=models.Q(status="open"),
                 name="valclaim_open",
             ),
-            # A pair's catch servings (`quality.catch_trials.catch_servings`, counted for every
-            # candidate of a claim that may carry a catch trial, and for each pair of its premise):
-            # the catch claims are a few among all claims, and with no index of their own each count
-            # walked every claim of the pair or, with stale statistics, every catch claim.
+            # A pair's catch servings (counted for every candidate of a claim that may carry a catch
+            # trial): with no index of their own each count walked every claim of the pair.
             models.Index(fields=["pair"], condition=models.Q(is_catch_trial=True), name="valclaim_catch"),
             # The cost page's credit read and the submit's clearing of a pair's earlier credit.
             models.Index(fields=["pair"], condition=models.Q(credited=True), name="valclaim_credited"),
@@ -61,12 +53,10 @@ class ValidationClaim(TaskClaim):
 
 
 class SessionServed(models.Model):
-    """The validation batches and catch trials one study session was served: what a claim in a
-    study with catch trials reads, summed over the study's sessions, to keep the study's share
-    (`quality.catch_trials._owed`). Counting the study's claims instead read every claim it ever
-    made on every claim. One row a session, so the claims of
-    different workers never wait on each other's row; added to in the claim's transaction
-    (`validation.batch_claims._count_served`). A claim deleted with its pair stays counted."""
+    """The validation batches and catch trials one study session was served, summed over the study's
+    sessions to keep its catch share (counting its claims instead read every claim it ever made on
+    every claim). One row a session, so the claims of different workers never wait on each other's
+    row. A claim deleted with its pair stays counted."""
 
     study_session = models.OneToOneField(
         "crowd.StudySession", on_delete=models.CASCADE, primary_key=True, related_name="validation_served"
@@ -79,10 +69,8 @@ class SessionServed(models.Model):
 
 
 class BoughtLabelTally(Tally):
-    """Validation labels bought per study × dataset × split × genre: the submitted, ordinary claims
-    of study sessions (`validation.credits.countable`), as signed deltas in the core's pattern
-    (`corpus.models.Tally`), written by the validation submit (`validation.cost_tally`). The cost
-    page sums them instead of joining every claim to its pair and premise."""
+    """Validation labels bought per study × dataset × split × genre, as signed deltas in the core's
+    pattern (`validation.cost_tally`): the cost page sums them instead of joining every claim."""
 
     study = models.ForeignKey("crowd.Study", on_delete=models.CASCADE, related_name="+")
 
@@ -91,11 +79,9 @@ class BoughtLabelTally(Tally):
 
 
 class CreditedPairTally(Tally):
-    """Pairs credited to a study (their latest countable claim's, `ValidationClaim.credited`) per
-    study × dataset × split × genre × the pair's counters, imported gold and early stop: the cost
-    page's gold labels, labels saved and finished pairs per study are sums of these rows (the gold
-    by the rule, `corpus.gold.gold_from_votes`; adjudicated pairs set right when read). Moved by the
-    validation submit and by every writer of the pairs' counters and flags (`validation.cost_tally`)."""
+    """Pairs credited to a study (`ValidationClaim.credited`) per study × dataset × split × genre ×
+    the pair's counters, imported gold and early stop: the cost page's per-study gold labels, labels
+    saved and finished pairs are sums of these rows (adjudicated pairs set right when read)."""
 
     study = models.ForeignKey("crowd.Study", on_delete=models.CASCADE, related_name="+")
     label_count = models.SmallIntegerField()
@@ -131,9 +117,8 @@ PREMISE_LABELS_PER_PAIR = 3  # "Each consensus label is based on three judgments
 
 class PremisePair(models.Model):
     """One premise sentence of a multi-premise item with the item's hypothesis: a single-premise
-    (SPE) pair that wants three judgments (MPE §5.2). A row exists once a researcher marks the item
-    for per-premise labels (`premise_labels.mark_for_premise_labels`); it is what claims and submits
-    lock, and it keeps the counts and the consensus that `premise_labels` moves with each label."""
+    (SPE) pair that wants three judgments (MPE §5.2). It is what claims and submits lock, and it keeps
+    the counts and the consensus that `premise_labels` moves with each label."""
 
     item = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="premise_pairs")
     index = models.PositiveSmallIntegerField(help_text="0-based position of the premise in the item's sentences.")
@@ -172,7 +157,7 @@ class PremiseLabelClaim(TaskClaim):
     class Meta:
         ordering = ["batch", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["premise_pair", "worker"], name="one_premise_claim_per_pair_worker"),
+            models.UniqueConstraint(fields=["premise_pair", "worker"], name="one_premise_claim_per_pair_worker")
         ]
         indexes = [models.Index(fields=["premise_pair", "status", "expires_at"], name="premclaim_pair_open")]
 
@@ -190,7 +175,7 @@ class PremiseLabel(models.Model):
     class Meta:
         ordering = ["premise_pair", "created_at", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["premise_pair", "worker"], name="one_premise_label_per_pair_worker"),
+            models.UniqueConstraint(fields=["premise_pair", "worker"], name="one_premise_label_per_pair_worker")
         ]
 
     def __str__(self) -> str:
@@ -210,15 +195,14 @@ class GrammaticalityClaim(TaskClaim):
     class Meta:
         ordering = ["batch", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["pair", "worker"], name="one_grammaticality_claim_per_pair_worker"),
+            models.UniqueConstraint(fields=["pair", "worker"], name="one_grammaticality_claim_per_pair_worker")
         ]
         indexes = [models.Index(fields=["pair", "status", "expires_at"], name="gramclaim_pair_open")]
 
 
 class AdjudicationRequest(models.Model):
-    """A pair a researcher sent to adjudication from the pair browser: it waits in the
-    adjudication page's "sent" queue until a researcher decides it. Sent in batches (`token`), so
-    one click takes a batch back."""
+    """A pair a researcher sent to the adjudication page's "sent" queue, until a researcher decides
+    it. Sent in batches (`token`), so one click takes a batch back."""
 
     pair = models.OneToOneField(Pair, on_delete=models.CASCADE, related_name="adjudication_request")
     token = models.CharField(max_length=12, db_index=True)

@@ -1,10 +1,7 @@
 """The MPE judgment task: four captions, a proposed sentence, yes / unknown / no (Lai et al. 2017 §4.2).
 
-Batches of five items, claims, expiry and the five-judgment target are validation's own
-(`batch_claims.claim_validation_batch` with the multi-premise item kind), and so are the two pages
+Batches, claims, expiry and the five-judgment target are validation's own, and so are the two pages
 (`views.next_batch_page`, `views.batch_page`); only the wording differs, and it is all here.
-A participant who arrived by an MPE study's link (`TaskKind.MPE_JUDGMENT`) gets that study's
-dataset only, and each submitted batch counts towards the session's completion code.
 """
 
 from corpus.models import ItemKind

@@ -1,12 +1,10 @@
 """MPE's per-premise labels (Lai et al. 2017 §5.2) as evidence of the quality test.
 
-A per-premise label is a judgment like any other: a clicker's are random. The quality app weighs
-answers against references but cannot read this app's table (it sits beneath validation), so
-validation reads the worker's per-premise labels here and adds them to the completion hold at
-start (`quality.guessers.add_strata`) as strata: each label against the other judges' most common
-label of its premise pair ("agreeing" when two or more gave it, else "one other"; ties and premise
-pairs nobody else judged are left out). Excluded workers and workers whose code was held are no
-reference, as in `quality.selectors`.
+A per-premise label is a judgment like any other: a clicker's are random. The quality app cannot
+read this app's table (it sits beneath validation), so validation adds the worker's per-premise
+labels to the completion hold at start (`quality.guessers.add_strata`) as strata: each label against
+the other judges' most common label of its premise pair (ties and premise pairs nobody else judged
+are left out). Excluded workers and workers whose code was held are no reference.
 """
 
 from collections import Counter

@@ -15,9 +15,7 @@ PAGE = 2000
 def premise_label_rows(dataset: Dataset, split: str | None = None, *, page: int = PAGE) -> Iterator[PremiseLabelRow]:
     """One row per marked premise-hypothesis pair, by item (in the order they were stored) then premise index, with its judgments in
     the order they came; read by keyset pages (one query for the pairs, one for their labels)."""
-    pairs = PremisePair.objects.filter(item__dataset=dataset)
-    if split:
-        pairs = pairs.filter(item__premise__split=split)
+    pairs = _pairs(dataset, split)
     last = (0, -1)
     while True:
         chunk = list(
@@ -52,10 +50,7 @@ def premise_label_rows(dataset: Dataset, split: str | None = None, *, page: int 
 
 
 def premise_label_progress(dataset: Dataset, split: str | None = None) -> dict[str, int]:
-    """How far collection is: marked premise pairs, those with three judgments, and the judgments."""
-    pairs = PremisePair.objects.filter(item__dataset=dataset)
-    if split:
-        pairs = pairs.filter(item__premise__split=split)
+    pairs = _pairs(dataset, split)
     marked = pairs.count()
     done = pairs.filter(label_count=PREMISE_LABELS_PER_PAIR).count()
     judgments = PremiseLabel.objects.filter(premise_pair__in=pairs).count()
@@ -63,12 +58,8 @@ def premise_label_progress(dataset: Dataset, split: str | None = None) -> dict[s
 
 
 def spe_table(dataset: Dataset, split: str | None = None) -> Table4:
-    """Table 4 of MPE §5.2 over the items whose four premises each have three judgments: how many of
-    the four SPE consensus labels agree with the item's gold (MPE) label, and the accuracy of SPE
-    majority voting and of the E > C heuristic. One query."""
-    pairs = PremisePair.objects.filter(item__dataset=dataset)
-    if split:
-        pairs = pairs.filter(item__premise__split=split)
+    """Table 4 of MPE §5.2 over the items whose four premises each have three judgments. One query."""
+    pairs = _pairs(dataset, split)
     items: dict[int, tuple[str, dict[int, tuple[str, int]]]] = {}
     for item_id, gold, index, consensus, count in pairs.order_by("item_id", "index").values_list(
         "item_id", "item__gold_label", "index", "consensus", "label_count"
@@ -87,9 +78,7 @@ def spe_table(dataset: Dataset, split: str | None = None) -> Table4:
 def premise_label_rows_of(dataset_slugs: Sequence[str], splits: Sequence[str] = ()) -> Iterator[PremiseLabelRow] | None:
     """The export's rows (`premise_label_rows`) of every multi-premise dataset among these (all
     datasets when none are named), dataset by dataset in slug order and, when splits are named,
-    split by split; None when none of them has a per-premise judgment there. A snapshot's
-    `premise_labels.tsv` (validation.snapshot_files): for one dataset and one split, or no split, the
-    same rows as `export_mpe_premise_labels --dataset D [--split S]`."""
+    split by split; None when none of them has a per-premise judgment there."""
     datasets = Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE).order_by("slug")
     if dataset_slugs:
         datasets = datasets.filter(slug__in=list(dataset_slugs))

@@ -2,9 +2,7 @@
 hypothesis per pair, judged with the validation page's three answers and keys, in batches.
 
 The pages are validation's (`views.next_batch_page`, `views.batch_page`); what differs is here.
-Claims, the cap of three judgments and the refusals live in `premise_labels`. A participant who
-arrived by a per-premise study's link (`TaskKind.PREMISE_LABELS`) gets that study's dataset only,
-and each submitted batch counts towards the session's completion code.
+Claims, the cap of three judgments and the refusals live in `premise_labels`.
 """
 
 from uuid import UUID

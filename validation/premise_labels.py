@@ -3,10 +3,9 @@ premise-hypothesis pairs, and saving a worker's labels.
 
 Each premise sentence of a marked item, with the item's hypothesis, is a `PremisePair` that wants
 three single-premise judgments. Three things keep it at three under concurrency, as in validation:
-a claim locks the premise pairs it counts (SELECT … FOR UPDATE SKIP LOCKED) and counts their labels and live claims again under the lock; a submit locks its
-premise pairs (in pk order) and re-checks their counts before it writes; and the check constraint
-`premise_pair_at_most_three_labels` plus the unique (premise pair, worker) constraints refuse
-whatever slips past both.
+a claim locks the premise pairs it counts (FOR UPDATE SKIP LOCKED) and counts them again under the
+lock; a submit locks its premise pairs (in pk order) and re-checks their counts before it writes;
+and the check and unique constraints refuse whatever slips past both.
 
 A batch holds at most one premise of an item: a judgment is about one caption alone, and the
 other captions of the same scene on the same page would tell the worker more than that caption.
@@ -52,8 +51,7 @@ class NotAllowedToLabelPremises(PremiseLabelRefused, NotAllowedToValidate):
 
 def mark_for_premise_labels(dataset: Dataset | str, *, split: str | None = None) -> dict[str, int]:
     """Ask for three per-premise labels on every premise of this multi-premise dataset's items (of
-    one split: MPE collected them for dev). Marking twice adds nothing. Returns
-    {"items": items in scope, "premise_pairs": premise pairs newly marked}."""
+    one split). Marking twice adds nothing. Returns {"items": n in scope, "premise_pairs": n marked}."""
     if isinstance(dataset, str):
         found = Dataset.objects.filter(slug=dataset).first()
         if found is None:
@@ -96,9 +94,8 @@ PREMISE_CLAIMS = ClaimRule(model=PremiseLabelClaim, target="premise_pair", room=
 
 
 def claimable_premise_pairs(worker: Worker, now: datetime, *, dataset: Dataset | None = None) -> QuerySet[PremisePair]:
-    """Premise pairs this worker may be offered, closest to three judgments first: they have room
-    (labels plus live claims under three), the worker neither wrote the item's hypothesis nor
-    labelled or claimed the pair before."""
+    """Premise pairs this worker may be offered, closest to three judgments first: they have room,
+    and the worker neither wrote the item's hypothesis nor labelled or claimed the pair before."""
     pairs = PremisePair.objects.filter(label_count__lt=PREMISE_LABELS_PER_PAIR)
     if dataset is not None:
         pairs = pairs.filter(item__dataset=dataset)
@@ -111,20 +108,13 @@ def claimable_premise_pairs(worker: Worker, now: datetime, *, dataset: Dataset |
 
 
 def claim_premise_batch(
-    worker: Worker,
-    *,
-    dataset: Dataset | None = None,
-    study_session: StudySession | None = None,
-    size: int = BATCH_SIZE,
+    worker: Worker, *, dataset: Dataset | None = None, study_session: StudySession | None = None, size: int = BATCH_SIZE
 ) -> uuid.UUID | None:
     """A batch of up to `size` premise-hypothesis pairs for this worker, or None when there is no work.
 
     Inside a per-premise study (`study_session`), only that study's dataset, and the claims carry the
-    session so that the submitted batch counts towards its completion code.
-
-    A worker with a live batch gets it back. The candidates are locked, then their labels and live
-    claims counted again under the lock (a claim committed just before ours is seen), and claims
-    are made on those with room, one premise per item (`crowd.claiming.claim_batch`).
+    session. A worker with a live batch gets it back; else claims on the locked candidates with room,
+    one premise per item (`crowd.claiming.claim_batch`).
     """
     if dataset is None and study_session is not None:
         dataset = study_session.study.dataset
@@ -152,19 +142,14 @@ _VOTE_FIELDS = {ENTAILMENT: "entailment_votes", NEUTRAL: "neutral_votes", CONTRA
 
 
 def add_premise_labels(
-    worker: Worker,
-    labels: Mapping[int, str],
-    *,
-    seconds: float | None = None,
-    releasing_claims: Iterable[int] = (),
+    worker: Worker, labels: Mapping[int, str], *, seconds: float | None = None, releasing_claims: Iterable[int] = ()
 ) -> list[PremiseLabel]:
     """Save {premise pair pk: label} for one worker: all or nothing, in the caller's transaction.
 
     Locks the premise pairs in pk order and refuses, before writing anything, a label that is not
-    one of the three, a pair that has its three judgments already (places held by live claims of
-    other workers count as taken, unless `releasing_claims` are this worker's own claims being
-    submitted), and a second label by the same worker. Moves the counts and the consensus.
-    """
+    one of the three, a pair that has its three judgments already (live claims of other workers
+    count as taken; `releasing_claims`: this worker's own being submitted), and a second label by
+    the same worker."""
     if not labels:
         raise PremiseLabelRefused("No labels were sent; nothing was saved.")
     if any(label not in LABELS for label in labels.values()):
@@ -231,11 +216,8 @@ class SubmittedPremiseBatch:
 def submit_premise_batch(
     worker: Worker, batch: uuid.UUID | str, labels: Mapping[Any, str], *, seconds: float | None = None
 ) -> SubmittedPremiseBatch:
-    """Save a worker's labels for a whole batch of premise-hypothesis pairs, or nothing.
-
-    `labels` maps premise pair pk -> entailment / neutral / contradiction. Refused with a clear
-    message when the batch is not the worker's, has expired, was already submitted, or lacks a label.
-    """
+    """Save a worker's labels (premise pair pk -> label) for a whole batch, or nothing. Refused when
+    the batch is not the worker's, has expired, was already submitted, or lacks a label."""
     now = timezone.now()
     labels = {int(pk): value for pk, value in labels.items() if value}
     with transaction.atomic():
@@ -257,10 +239,7 @@ def submit_premise_batch(
         if seconds is None:
             seconds = (now - min(claim.created_at for claim in claims)).total_seconds()
         saved = add_premise_labels(
-            worker,
-            labels,
-            seconds=seconds / len(claims),
-            releasing_claims=[claim.premise_pair_id for claim in claims],
+            worker, labels, seconds=seconds / len(claims), releasing_claims=[claim.premise_pair_id for claim in claims]
         )
         PremiseLabelClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
             status=ClaimStatus.SUBMITTED, submitted_at=now

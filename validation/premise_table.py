@@ -2,17 +2,10 @@
 and the Table 4 comparison of Lai, Bisk and Hockenmaier (2017, §5.2). No Django: the export's
 reader and the analysis run on a file alone.
 
-§5.2: every premise-hypothesis pair of an item gets three single-premise judgments, and "each
-consensus label is based on three judgments" (the label of at least two of them, else `-`).
 Table 4 sorts the items by how many of their four consensus labels agree with the item's MPE label
-(0..4) and compares two ways of voting with the SPE labels against the MPE label:
-
-- majority voting: the label of at least three of the four SPE labels ("those cases where three or
-  four SPE pairs agree with the MPE label"; a 2-2 or 2-1-1 split predicts nothing, so it is wrong);
-- the heuristic: E > C predicts entailment, C > E contradiction, else neutral (E and C count the
-  SPE labels of each class).
-
-A `-` consensus agrees with no MPE label and counts as neither E nor C.
+(0..4) and compares majority voting (a 2-2 or 2-1-1 split predicts nothing, so it is wrong) and the
+E > C heuristic against the MPE label. A `-` consensus agrees with no MPE label and counts as
+neither E nor C.
 """
 
 from __future__ import annotations

@@ -21,10 +21,8 @@ from .models import SessionServed, ValidationClaim
 BATCH_SIZE = 5
 
 
-# The validation claims that hold a place on the pair `collection_pair` (`crowd.claiming`'s
-# live-claim rule), catch trials left out (they hold none). Params: `live_params(now)`. In the
-# claim's statements written in SQL (a claim's CPU went to the ORM building its querysets, issue
-# 44) and, as `open_claims_subquery`, in the ORM's readers.
+# The validation claims that hold a place on the pair `collection_pair`, catch trials left out (they
+# hold none). Params: `live_params(now)`. As `open_claims_subquery`, in the ORM's readers.
 LIVE_CLAIMS_SQL = live_claims_sql(
     "validation_validationclaim", "pair_id", "collection_pair.id", also=" AND NOT c.is_catch_trial"
 )
@@ -50,28 +48,19 @@ def candidate_statement(
     prefer: tuple[str, list[Any]] | None = None,
 ) -> tuple[str, list[Any]]:
     """The pairs this worker may be offered, closest to complete first: (pk, premise pk, label count)
-    of each, up to `limit`, leaving out those `tried`; `pool`, a study's genres and import files
-    (`crowd.selectors.pool_limits`); with `lock`, locked as a claim locks its candidates
-    (`crowd.claiming.lock_clause`). Written in SQL, the one statement of the rule: built by the ORM it
-    cost a claim more CPU than the database spent on all the claim's statements.
+    of each, up to `limit`, leaving out those `tried`; `pool`, a study's genres and import files;
+    with `lock`, locked as a claim locks its candidates. Written in SQL: built by the ORM it cost a
+    claim more CPU than the database spent on all the claim's statements. Items of one kind only.
 
-    Items of one kind only: the MultiNLI validation batches take single-premise pairs, the MPE
-    judgment task multi-premise items (five judgments each, the same target as a pair's five labels);
-    the kind is a hashed subplan over the few multi-premise datasets (bench/mpe_claims.py).
+    Steps of the policy, top to bottom: the pair needs validation; its labels plus the places held
+    by live claims are under the target; the worker (or an id seen on one of their devices, or
+    linked to them by the market) did not write it, the worker did not label it or hold a claim on
+    it before; its premise is not held for a researcher; a trusted-only dataset is offered to
+    trusted workers only. With `fresh_premises`, only pairs of premises the worker was never served
+    (a premise seen again in a later batch told ordinary pairs from catch trials).
 
-    Steps of the policy, top to bottom: the pair needs validation; its labels plus the places
-    held by live claims are under the target; the worker (or an id seen on one of their devices,
-    `crowd.models.DeviceSighting`, or linked to them by the market, `crowd.models.WorkerLink`) did
-    not write it, the worker did not label it or hold a
-    claim on it before; its premise is not held for a researcher; a trusted-only dataset is offered
-    to trusted workers only. With `fresh_premises`, only pairs of premises the worker was never
-    served (the claim's first look: a premise seen again in a later batch told ordinary pairs from
-    catch trials, and hinted at the label).
-
-    With `prefer`, a study's preference (`validation.claim_order`: an SQL boolean expression over
-    `collection_pair` and its params), the pairs it holds true for come first, then the rest, each
-    part closest to complete first (one statement of two parts, the second read only when the
-    first falls short); without it the statement is as it always was.
+    With `prefer` (`validation.claim_order`), the pairs it holds true for come first, then the rest
+    (one statement of two parts, the second read only when the first falls short).
     """
     # The claim indexes' own condition first, so the walk reads `pair_claim_queue_free(_all)`: pairs
     # that labels and live claims fill (as last counted) are not in them, so a claim does not walk
@@ -185,9 +174,7 @@ def batch_claims(worker: Worker, batch: uuid.UUID | str) -> list[ValidationClaim
 
 
 def study_catch_shortfall(study: Study) -> str | None:
-    """Why the study's catch-trial share cannot be met by its pool, in words, or None
-    (`quality.catch_trials.catch_shortfall` with validation's claims and batch size): the study
-    form says it when the study is saved, the study's page shows it."""
+    """Why the study's catch-trial share cannot be met by its pool, in words, or None."""
     return catch_shortfall(study, ValidationClaim.objects.all(), batch_size=BATCH_SIZE)
 
 

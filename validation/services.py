@@ -1,12 +1,11 @@
 """Writes for validation: submitting a batch's labels, and marking which pairs need validation.
 Claiming a batch is `batch_claims`.
 
-Every pair ends with at most the author's label plus four validation labels (MultiNLI §2.1,
-SNLI §2.2): exactly four under the fixed stopping rule, fewer where its rule stops it early
-(`corpus.services`, docs/quality.md). Three things keep the bound under concurrency: claims lock the pair rows they count
-(SELECT … FOR UPDATE SKIP LOCKED), the label insert
-re-checks the count under the pair's row lock, and the unique constraints on (pair, position)
-and (pair, worker) refuse whatever slips past both.
+Every pair ends with at most the author's label plus four validation labels (MultiNLI §2.1, SNLI
+§2.2): fewer where its stopping rule stops it early (docs/quality.md). Three things keep the bound
+under concurrency: claims lock the pair rows they count (FOR UPDATE SKIP LOCKED), the label insert
+re-checks the count under the pair's row lock, and the unique constraints on (pair, position) and
+(pair, worker) refuse whatever slips past both.
 """
 
 import contextlib
@@ -28,10 +27,7 @@ from corpus.models import Dataset, Pair, Split, ValidationLabel, Worker
 from corpus.services import WorkerExcluded, add_labels, set_needs_validation
 from corpus.stopping_policies import record_stopping_rules
 from corpus.validation_flags import set_validation_flags
-from crowd.claiming import (
-    FOREIGN_ITEMS_MESSAGE,
-    foreign_items,
-)
+from crowd.claiming import FOREIGN_ITEMS_MESSAGE, foreign_items
 from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 from quality.catch_trials import score_catch_trials
@@ -57,31 +53,22 @@ class SubmittedBatch:
     study_session: StudySession | None = None
 
 
+# What a submit reads of each claim besides the claim itself.
+_SUBMIT_READS = ("pair", "pair__dataset", "pair__premise", "study_session__study")
+
+
 def submit_validation_batch(
     worker: Worker, batch: uuid.UUID | str, labels: Mapping[Any, Any], *, seconds: float | None = None
 ) -> SubmittedBatch:
-    """Save a worker's labels for a whole batch, or nothing.
-
-    `labels` maps pair pk -> answer in the pair's label scheme (three-way labels, entailed /
-    not-entailed, or a 1–5 rating), mapped to core labels by corpus.labels.to_stored. Refused with a clear message (and nothing saved) when the
-    batch is not the worker's, has expired, was already submitted, or lacks a label.
-    """
+    """Save a worker's labels for a whole batch, or nothing: `labels` maps pair pk -> answer in the
+    pair's label scheme (mapped to core labels by corpus.labels.to_stored). Refused when the batch is
+    not the worker's, has expired, was already submitted, or lacks a label."""
     now = timezone.now()
     labels = {int(pk): value for pk, value in labels.items() if value}
     with transaction.atomic():
         worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
         # The pairs are locked next, in pk order, by `add_labels`, as every writer of labels does.
-        claims = claims_to_submit(
-            VALIDATION_CLAIMS,
-            worker,
-            batch,
-            now,
-            "pair",
-            "pair__dataset",
-            "pair__premise",
-            "study_session__study",
-            others="validators",
-        )
+        claims = claims_to_submit(VALIDATION_CLAIMS, worker, batch, now, *_SUBMIT_READS, others="validators")
         stored = {}
         for claim in claims:
             with contextlib.suppress(ValueError):  # named as missing below
@@ -129,11 +116,7 @@ def submit_validation_batch(
             # Scored by the quality app, in this transaction: a catch-trial label never touches
             # the pair's labels or counters.
             score_catch_trials(
-                worker=worker,
-                study_session=study_session,
-                batch=batch,
-                catch_labels=catch_labels,
-                seconds=per_pair,
+                worker=worker, study_session=study_session, batch=batch, catch_labels=catch_labels, seconds=per_pair
             )
         record_task_done(study_session)
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
@@ -162,12 +145,10 @@ def _cost_tallies_moved(
 def release_expired_claims(*, now: datetime | None = None) -> int:
     """Mark every open claim past its expiry as expired and recount its pair's held places.
 
-    The beat's (tasks.py), not a claim's: a claim marks only the worker's own and its candidates'
-    expired claims. A sweep on every claim would read the claim table, which grows with every batch
-    ever submitted; this statement reads the partial index of open claims (`valclaim_open`),
-    which holds only the claims still open. Meanwhile a pair whose claims ran out waits outside the
-    claim index with its stale count, unless a claim finds no free pair and recounts every held
-    pair (`_recount_every_held_pair`)."""
+    The beat's, not a claim's: a sweep on every claim would read the claim table, which grows with
+    every batch ever submitted; this statement reads the partial index of open claims. Meanwhile a
+    pair whose claims ran out waits outside the claim index with its stale count, unless a claim
+    finds no free pair and recounts every held pair (`_recount_every_held_pair`)."""
     now = now or timezone.now()
     with transaction.atomic():
         expired = ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now)
@@ -195,11 +176,8 @@ def mark_for_validation(pairs: QuerySet[Pair]) -> int:
 def sample_train_for_validation(
     dataset: Dataset, fraction: float, *, seed: int = 0, progress: bool = False
 ) -> dict[str, int]:
-    """Mark a reproducible random share of the dataset's train pairs for validation.
-
-    The share counts pairs already marked, so running it again with the same fraction adds
-    nothing, and a larger fraction tops the sample up.
-    """
+    """Mark a reproducible random share of the dataset's train pairs for validation. The share counts
+    pairs already marked: the same fraction again adds nothing, a larger one tops the sample up."""
     if not 0.0 <= fraction <= 1.0:
         raise ValidationRefused(f"The train fraction must be between 0 and 1, not {fraction}.")
     train = Pair.objects.filter(dataset=dataset, premise__split=Split.TRAIN)
@@ -231,11 +209,10 @@ def mark_dataset_for_validation(
     dev_test: bool = True,
     actor: Any = None,
 ) -> dict[str, int]:
-    """`manage.py mark_for_validation` from the dashboard: dev and test pairs (unless
-
-    `dev_test` is false) and a share of train pairs, given as a `fraction` of every train pair or as
-    `count` more train pairs, marked in one transaction with its audit entry. The counts of
-    `sample_train_for_validation`, with `dev_test` (dev/test pairs newly marked) and `share_pct`."""
+    """`manage.py mark_for_validation` from the dashboard: dev and test pairs (unless `dev_test` is
+    false) and a share of train pairs (a `fraction` of every train pair, or `count` more), in one
+    transaction with its audit entry. The counts of `sample_train_for_validation`, with `dev_test`
+    (dev/test pairs newly marked) and `share_pct`."""
     train = Pair.objects.filter(dataset=dataset, premise__split=Split.TRAIN)
     if count is not None:
         if count < 0:

@@ -22,14 +22,7 @@ from corpus.models import Grammaticality, ItemKind
 from corpus.services import LabelRefused
 from crowd.arrival import current_study_session
 from crowd.claiming import ClaimRule
-from crowd.holds import (
-    REFUSED_BACK,
-    WAIT_YOUR_TURN,
-    HoldRenewal,
-    hold_view,
-    record_no_task,
-    renewal_message,
-)
+from crowd.holds import REFUSED_BACK, WAIT_YOUR_TURN, HoldRenewal, hold_view, record_no_task, renewal_message
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.stranding import strand
@@ -43,11 +36,8 @@ from .forms import ValidationBatchForm, claim_field_name
 @dataclass(frozen=True)
 class BatchTask:
     """A batch task of this app: by default validation (single-premise pairs); MPE judgments
-    (multi-premise items, `mpe_views.MPE`) and per-premise labels (`premise_label_views.PREMISE`)
-    change what differs. `next_batch_page` and `batch_page` are the rest, written once for all.
-
-    A task's refusals are the services' (`NotAllowedToValidate` from its claim; `BatchAlreadySubmitted`,
-    `BatchIncomplete` and other `LabelRefused` from its submit), subclassed where the task has its own."""
+    (`mpe_views.MPE`) and per-premise labels (`premise_label_views.PREMISE`) change what differs.
+    `next_batch_page` and `batch_page` are the rest, written once for all."""
 
     item_kind: str | None = ItemKind.SINGLE_PREMISE  # None: the claims' items are not pairs of a kind
     task_kind: str = TaskKind.VALIDATION
@@ -102,7 +92,6 @@ def next_batch_page(request: AuthenticatedRequest, task: BatchTask) -> HttpRespo
 
 
 def batch_page(request: AuthenticatedRequest, batch: UUID, task: BatchTask) -> HttpResponseBase:
-    """One batch of the task: its items with their buttons, and its submit."""
     worker = worker_for_user(request.user)
     claims = list(task.claims(worker, batch))
     # A batch never mixes item kinds.
@@ -195,8 +184,7 @@ def task_views(
     Callable[[AuthenticatedRequest, UUID], HttpResponseBase],
     Callable[[AuthenticatedRequest, UUID], HttpResponseBase],
 ]:
-    """A batch task's views, (next batch, one batch, its renewal: a POST from the hold's buttons),
-    for the URLconf."""
+    """A batch task's views for the URLconf: next batch, one batch, its renewal (a POST)."""
 
     @login_required
     def next_batch(request: AuthenticatedRequest) -> HttpResponseBase:
@@ -225,8 +213,7 @@ def grammaticality(request: AuthenticatedRequest) -> HttpResponseBase:
     """DNC's grammaticality task: up to five hypotheses, each none / minor / major issues, sent together.
 
     Offered beside a validation study's batches, so it asks what they ask: inside a study visit, the
-    study's own admission (closed list, qualification test) and kind of task (else it
-    would be open to anyone logged in)."""
+    study's own admission and kind of task (else it would be open to anyone logged in)."""
     refused = task_refusal_page(request, current_study_session(request), TaskKind.VALIDATION)
     if refused is not None:
         return refused
