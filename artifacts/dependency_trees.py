@@ -106,6 +106,11 @@ _NOMINAL_ROLES = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "dative", "app
 # Subordinators the Stanford parser heads an SBAR with even before a participle; it reads "while
 # waiting" both ways, and PP (as "after eating") scored better on SNLI dev.
 _CLAUSE_MARKERS = frozenset({"when", "because", "if", "although", "though"})
+# Dependents that get a clause (S) of their own even without a subject; a conjunct only with one.
+_CLAUSE_DEPS = frozenset({
+    "root", "xcomp", "ccomp", "advcl", "pcomp", "csubj", "relcl", "parataxis", "pobj", "dep", "csubjpass", "nsubj",
+    "dobj", "advmod"
+})  # fmt: skip
 _FINITE = frozenset({"VBD", "VBP", "VBZ", "MD"})
 
 
@@ -140,11 +145,8 @@ class _Converter:
         if token.tag in _NOUN_TAGS:
             return True
         # A determiner, number or possessive standing for a noun ("Two are playing", "this").
-        return token.tag in ("DT", "CD", "PDT", "POS", "WDT", "WP", "PRP$") and token.dep not in (
-            "det",
-            "nummod",
-            "poss",
-        )
+        stands_for_noun = token.tag in ("DT", "CD", "PDT", "POS", "WDT", "WP", "PRP$")
+        return stands_for_noun and token.dep not in ("det", "nummod", "poss")
 
     def is_verb(self, i: int) -> bool:
         return self.tokens[i].tag in _VERB_TAGS
@@ -361,27 +363,7 @@ class _Converter:
                 [(j, self.dependent(j)) for j in clause_level + trailing] + [(i, verb_phrase)], key=lambda x: x[0]
             )
             parts = [tree for _, tree in ordered]
-            needs_clause = bool(subjects) or token.dep in (
-                "root",
-                "xcomp",
-                "ccomp",
-                "advcl",
-                "pcomp",
-                "csubj",
-                "relcl",
-                "conj",
-                "parataxis",
-                "pobj",
-                "dep",
-                "csubjpass",
-                "nsubj",
-                "dobj",
-                "advmod",
-            )
-            if token.dep in ("acl",) and not subjects:
-                needs_clause = False
-            if token.dep == "conj" and not subjects:
-                needs_clause = False
+            needs_clause = bool(subjects) or token.dep in _CLAUSE_DEPS
             body = Tree("S", parts) if needs_clause or len(parts) > 1 else parts[0]
             if wh:
                 wh_trees = [self.wh_phrase(j) for j in wh]

@@ -69,9 +69,7 @@ def refresh_monitor(
     """
     started = time.monotonic()
     refresh = MonitorRefresh.objects.create(
-        dataset=dataset,
-        trigger=trigger,
-        pairs_total=pairs_in(Scope.of_dataset(dataset)).count(),
+        dataset=dataset, trigger=trigger, pairs_total=pairs_in(Scope.of_dataset(dataset)).count()
     )
     try:
         with heartbeat(MonitorRefresh, refresh.pk):

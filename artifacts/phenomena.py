@@ -30,24 +30,11 @@ class Phenomenon:
 
 # In the order of the paper's Table 6.
 PHENOMENA = (
+    Phenomenon("pronouns", "Pronouns (PTB)", PTB, "a personal or possessive pronoun (PRP, PRP$)"),
     Phenomenon(
-        "pronouns",
-        "Pronouns (PTB)",
-        PTB,
-        "a personal or possessive pronoun (PRP, PRP$)",
+        "quantifiers", "Quantifiers", KEYWORD, "a single word with quantificational force: all, some, many, few, two..."
     ),
-    Phenomenon(
-        "quantifiers",
-        "Quantifiers",
-        KEYWORD,
-        "a single word with quantificational force: all, some, many, few, two...",
-    ),
-    Phenomenon(
-        "modals",
-        "Modals (PTB)",
-        PTB,
-        "a modal verb (MD): can, could, must, should, will...",
-    ),
+    Phenomenon("modals", "Modals (PTB)", PTB, "a modal verb (MD): can, could, must, should, will..."),
     Phenomenon(
         "negation",
         "Negation (PTB)",
@@ -61,10 +48,7 @@ PHENOMENA = (
         "a wh-word (WDT, WP, WP$, WRB): what, which, who, whose, when, where, why, how",
     ),
     Phenomenon(
-        "belief_verbs",
-        "Belief Verbs",
-        KEYWORD,
-        "a verb of mental state: know/knew, believe, think/thought, suppose...",
+        "belief_verbs", "Belief Verbs", KEYWORD, "a verb of mental state: know/knew, believe, think/thought, suppose..."
     ),
     Phenomenon(
         "time_terms",
@@ -90,36 +74,21 @@ PHENOMENA = (
         PTB,
         "a comparative or superlative adjective or adverb (JJR, JJS, RBR, RBS)",
     ),
-    Phenomenon(
-        "conditionals",
-        "Conditionals",
-        KEYWORD,
-        "the word if",
-    ),
+    Phenomenon("conditionals", "Conditionals", KEYWORD, "the word if"),
     Phenomenon(
         "tense_match",
         "Tense Match (PTB)",
         PTB,
         "premise and hypothesis have the same finite tenses (VBD past; VBP, VBZ present; will/shall future)",
     ),
-    Phenomenon(
-        "interjections",
-        "Interjections (PTB)",
-        PTB,
-        "an interjection (UH): oh, yes, well, please...",
-    ),
+    Phenomenon("interjections", "Interjections (PTB)", PTB, "an interjection (UH): oh, yes, well, please..."),
     Phenomenon(
         "long_sentence",
         ">20 Words",
         KEYWORD,
         f"a premise or hypothesis of more than {words.LONG_SENTENCE_MIN_WORDS - 1} words",
     ),
-    Phenomenon(
-        "existentials",
-        "Existentials (PTB)",
-        PTB,
-        "existential there (EX): there is, there are",
-    ),
+    Phenomenon("existentials", "Existentials (PTB)", PTB, "existential there (EX): there is, there are"),
 )
 PHENOMENON_NAMES = tuple(phenomenon.name for phenomenon in PHENOMENA)
 TENSE_MATCH = "tense_match"

@@ -6,14 +6,7 @@ from corpus.models import Dataset
 
 from .models import MonitorRefresh
 from .monitoring import REFRESH_TASK, periodic_refresh, refresh_monitor
-from .services import (
-    ARRIVAL_TASK,
-    TAG_TASK,
-    pairs_arrived,
-    pairs_to_tag,
-    run_tagging_job,
-    start_tagging,
-)
+from .services import ARRIVAL_TASK, TAG_TASK, pairs_arrived, pairs_to_tag, run_tagging_job, start_tagging
 
 
 @shared_task(name=TAG_TASK)

@@ -153,12 +153,7 @@ def take(
     )
     return bool(
         model._default_manager.filter(takeable, pk=pk).update(
-            status=JobStatus.RUNNING,
-            started_at=now,
-            heartbeat_at=now,
-            finished_at=None,
-            error="",
-            **fields,
+            status=JobStatus.RUNNING, started_at=now, heartbeat_at=now, finished_at=None, error="", **fields
         )
     )
 

@@ -213,10 +213,7 @@ def upload_path(name: str) -> Iterator[Path]:
 
 
 def import_upload(
-    model: type[Row],
-    import_id: int,
-    run_import: Callable[[Row, Path], object],
-    refusal: type[Exception],
+    model: type[Row], import_id: int, run_import: Callable[[Row, Path], object], refusal: type[Exception]
 ) -> int | None:
     """A queued upload's import, run by its Celery task (first delivery or the reaper's restart):
     the row taken queued -> running (a second delivery, or a row done or failed meanwhile, is left

@@ -13,10 +13,7 @@ FORMATS = {".csv": "csv", ".tsv": "tsv", ".txt": "tsv", ".jsonl": "jsonl"}
 
 
 def read_rows(
-    path: str | Path,
-    fmt: str | None = None,
-    fieldnames: Sequence[str] | None = None,
-    number_field: str | None = None,
+    path: str | Path, fmt: str | None = None, fieldnames: Sequence[str] | None = None, number_field: str | None = None
 ) -> Iterator[dict[str, Any]]:
     """Lazily read a CSV, TSV (tabs only, no quoting) or JSONL file as dicts.
 

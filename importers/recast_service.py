@@ -118,8 +118,7 @@ def recast_into(
             target = None
             if home is not None:
                 target, _ = Dataset.objects.get_or_create(
-                    slug=dataset,
-                    defaults={"name": name, "is_imported": True, "team_id": home, "label_scheme": scheme},
+                    slug=dataset, defaults={"name": name, "is_imported": True, "team_id": home, "label_scheme": scheme}
                 )
             report = store_dnc_pairs(pairs, dataset, scheme, split, source or f"template {template.name}", genre=genre)
             if target is None:  # store_dnc_pairs made it (a recast with no home team)

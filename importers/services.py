@@ -35,15 +35,7 @@ from corpus.selectors import DatasetNameRefused, dataset_named_by
 from corpus.services import create_pairs, create_premises
 from corpus.writings import count_writings_of_pairs
 
-from .formats import (
-    SNLI_GENRE,
-    CorpusRow,
-    MalformedRow,
-    TsvHeader,
-    is_tsv,
-    parse_jsonl_line,
-    split_from_filename,
-)
+from .formats import SNLI_GENRE, CorpusRow, MalformedRow, TsvHeader, is_tsv, parse_jsonl_line, split_from_filename
 from .models import CorpusImport
 
 # The pairs' search rows, kept by triggers on the pair table (corpus/migrations/0018_pair_search_table.py).

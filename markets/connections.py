@@ -18,11 +18,7 @@ from crowd.models import Study
 from .clients import CallRecord, MarketError
 from .clients.mturk import MTurkClient
 from .clients.prolific import ProlificClient
-from .models import (
-    ConnectedMarket,
-    MarketCall,
-    MarketConnection,
-)
+from .models import ConnectedMarket, MarketCall, MarketConnection
 from .sealing import SealingUnavailable, seal, seal_text, unseal, unseal_text
 
 # Prolific's bulk calls (approvals, bonuses) take at most this many participants in one request.

@@ -18,14 +18,7 @@ from crowd.registry import release_open_claims_of_session
 from .clients import MarketError
 from .clients.mturk import MTurkClient
 from .connections import client_for
-from .models import (
-    ConnectedMarket,
-    MarketConnection,
-    ReviewDecision,
-    ReviewState,
-    SessionReview,
-    WebhookDelivery,
-)
+from .models import ConnectedMarket, MarketConnection, ReviewDecision, ReviewState, SessionReview, WebhookDelivery
 from .sealing import SealingUnavailable, unseal_text
 
 ENDING_STATUSES = {"RETURNED": "returned", "TIMED-OUT": "timed out", "REJECTED": "rejected"}

@@ -10,12 +10,7 @@ from quality.models import QualificationAttempt
 from .clients import MarketError
 from .clients.prolific import ProlificClient
 from .connections import client_for
-from .models import (
-    ConnectedMarket,
-    ListEntry,
-    ListKind,
-    MarketConnection,
-)
+from .models import ConnectedMarket, ListEntry, ListKind, MarketConnection
 
 # --- lists -----------------------------------------------------------------------------------
 

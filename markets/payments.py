@@ -177,11 +177,7 @@ def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
         # Rows whose earlier API payer stopped before sending anything: free again. (A file's claim
         # has no lease: it holds until the researcher confirms or releases it.)
         BonusPayment.objects.filter(
-            connection=connection,
-            payer=Payer.API,
-            state=PaymentState.CLAIMED,
-            lease_until__lt=now,
-            batch__isnull=True,
+            connection=connection, payer=Payer.API, state=PaymentState.CLAIMED, lease_until__lt=now, batch__isnull=True
         ).update(state=PaymentState.RELEASED, last_error="Its payer stopped before sending; nothing was sent.")
         # The one 'owed' rule (a held session's bonuses wait for the hold's decision; a bonus a
         # payment file claimed is the researcher's to confirm or release).
@@ -192,11 +188,7 @@ def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
         for entry in owed:
             payment, created = BonusPayment.objects.get_or_create(
                 earned=entry,
-                defaults={
-                    "connection": connection,
-                    "request_token": f"nli-bonus-{entry.pk}",
-                    "lease_until": _lease(),
-                },
+                defaults={"connection": connection, "request_token": f"nli-bonus-{entry.pk}", "lease_until": _lease()},
             )
             if not created:
                 payment.state = PaymentState.CLAIMED

@@ -24,13 +24,7 @@ from crowd.models import CodeHoldDecision, Study, StudySession
 from .clients import MarketError, MarketTimeout
 from .clients.prolific import ProlificClient
 from .connections import PROLIFIC_BULK_MAX, ConnectionRefused, client_for, connected, refused_outright
-from .models import (
-    MarketCall,
-    MarketConnection,
-    ReviewDecision,
-    ReviewState,
-    SessionReview,
-)
+from .models import MarketCall, MarketConnection, ReviewDecision, ReviewState, SessionReview
 
 # Prolific's rejection categories (docs.prolific.com, submission transition).
 REJECTION_CATEGORIES = [

@@ -11,16 +11,7 @@ from quality import bonuses
 from quality.models import BonusEntry, BonusKind
 
 from .answers import settled_after
-from .models import (
-    IN_FLIGHT,
-    BatchState,
-    BonusBatch,
-    MarketCall,
-    MarketConnection,
-    Payer,
-    PaymentState,
-    ReviewState,
-)
+from .models import IN_FLIGHT, BatchState, BonusBatch, MarketCall, MarketConnection, Payer, PaymentState, ReviewState
 
 RECENT_CALLS = 20
 
@@ -62,10 +53,7 @@ def in_flight_entries(study: Study) -> QuerySet[BonusEntry]:
     """The study's bonuses claimed or sent by a payer (the API, or a downloaded file) and not yet
     confirmed. Payable or not: a hold that came after the money left does not call it back."""
     return BonusEntry.objects.filter(
-        study=study,
-        kind=BonusKind.EARNED,
-        payment__isnull=True,
-        market_payment__state__in=IN_FLIGHT,
+        study=study, kind=BonusKind.EARNED, payment__isnull=True, market_payment__state__in=IN_FLIGHT
     )
 
 

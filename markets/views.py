@@ -11,8 +11,7 @@ from . import events
 
 def _too_large(limit: int) -> JsonResponse:
     return JsonResponse(
-        {"detail": f"Body too large: a webhook may carry at most {limit} bytes (MARKET_WEBHOOK_MAX_BYTES)."},
-        status=413,
+        {"detail": f"Body too large: a webhook may carry at most {limit} bytes (MARKET_WEBHOOK_MAX_BYTES)."}, status=413
     )
 
 
