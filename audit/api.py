@@ -1,8 +1,6 @@
 """/api/audit/: the audit log of the user's teams, filtered as on the dashboard, newest first.
-
-Researchers only (the project's default permission) and only their exporting roles' teams
-(teams.access.EXPORT): the log is an export of who decided what.
-"""
+Researchers only, and only their exporting roles' teams (teams.access.EXPORT): the log is an
+export of who decided what."""
 
 from typing import Any
 

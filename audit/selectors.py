@@ -88,8 +88,5 @@ def teams_of_named(action: str, names: Iterable[str]) -> dict[str, int | None]:
     """{name: team} of the entries of `action` whose `after` names one of `names` (the latest
     entry of each name): the team of what has no row of its own, such as a release in file storage
     (`release.published`)."""
-    found: dict[str, int | None] = {}
     rows = AuditEntry.objects.filter(action=action, after__name__in=list(names)).order_by("at", "pk")
-    for name, team_id in rows.values_list("after__name", "team_id"):
-        found[str(name)] = team_id
-    return found
+    return {str(name): team_id for name, team_id in rows.values_list("after__name", "team_id")}

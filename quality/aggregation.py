@@ -1,16 +1,9 @@
 """Aggregating crowd labels into one label per pair: the papers' majority vote and models of workers.
 
-Input is crowd-kit's layout: a pandas DataFrame with one row per label and the columns
-`task` (the pair), `worker` and `label`. The author's label counts as one worker's label like the
-four validators' (it is position 1 of the five in the corpus).
-
-- `majority_vote`: the reference, the papers' rule (a label chosen by at least 3 of the 5, else "-").
-- `dawid_skene`: one confusion matrix per worker (Dawid & Skene 1979), fitted by EM.
-- `glad`: one skill per worker and one difficulty per pair (Whitehill et al. 2009).
-- `mace`: per worker, the probability of answering competently rather than spamming (Hovy et al. 2013).
-
-The models are crowd-kit's; this module only feeds them, reads their fitted attributes back
-into one result shape (`AggregationResult`).
+Input is crowd-kit's layout: one row per label, the columns `task` (the pair), `worker` and
+`label`; the author's label counts as one worker's like the four validators'. The models
+(Dawid & Skene 1979, GLAD: Whitehill et al. 2009, MACE: Hovy et al. 2013) are crowd-kit's; this
+module feeds them and reads their fitted attributes back into one shape (`AggregationResult`).
 """
 
 import warnings

@@ -1,14 +1,10 @@
 """Aggregation runs: fit label models on a dataset's counted labels and store what they say.
 
-Queued by task name (`quality.aggregate_labels`, through base.task_queue.enqueue); the run
-row carries status, stage and progress for the dashboard. The majority-vote gold stays the corpus
-label: a run writes only its own tables (AggregatedLabel per pair, WorkerEstimate per worker), all
-of a run's results in one transaction with its "done", so a run is never seen half-written.
-
-Which labels count: every label of the dataset's pairs except those of excluded workers (as for
-gold labels). An imported label without a worker counts as its own one-label worker: a position
-in the TSV is not a person, so no confusion matrix is invented for it, and such labels never
-appear in the worker ranking. Pairs need at least two counted labels to be scored.
+Queued by task name (`quality.aggregate_labels`); the run row carries status, stage and progress
+for the dashboard. The majority-vote gold stays the corpus label: a run writes only its own tables,
+all of its results in one transaction with its "done", so a run is never seen half-written. Labels
+count as for gold labels; an imported label without a worker is its own one-label worker (a
+position in the TSV is not a person), never in the worker ranking.
 """
 
 import io
@@ -256,16 +252,9 @@ def _save_pairs(run: AggregationRun, method: str, result: "AggregationResult", g
     frame["pair_id"] = frame.index.astype("int64")
     frame["gold_label"] = frame["pair_id"].map(gold).fillna(NO_GOLD)
     frame["differs"] = frame["label"] != frame["gold_label"]
-    rows = list(
-        zip(
-            frame["pair_id"].tolist(),
-            frame["label"].tolist(),
-            frame["posterior"].astype(float).tolist(),
-            frame["gold_label"].tolist(),
-            frame["differs"].tolist(),
-            strict=False,
-        )
-    )
+    posterior = frame["posterior"].astype(float)
+    columns = (frame["pair_id"], frame["label"], posterior, frame["gold_label"], frame["differs"])
+    rows = list(zip(*(column.tolist() for column in columns), strict=False))
     _write_rows(run, method, rows)
     differs = frame["differs"]
     resolves = int((differs & (frame["gold_label"] == NO_GOLD)).sum())

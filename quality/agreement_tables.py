@@ -31,10 +31,8 @@ OVERALL_KEYS = (
 
 def _worker_names(ids: set[int]) -> dict[int, str]:
     """A worker's market id (or username) as the workers page shows it: researchers only read these."""
-    names = {}
-    for pk, external, username in Worker.objects.filter(pk__in=ids).values_list("pk", "external_id", "user__username"):
-        names[pk] = external or username or f"worker {pk}"
-    return names
+    rows = Worker.objects.filter(pk__in=ids).values_list("pk", "external_id", "user__username")
+    return {pk: external or username or f"worker {pk}" for pk, external, username in rows}
 
 
 def _overall(stats: dict[str, Any]) -> list[dict[str, Any]]:

@@ -76,27 +76,14 @@ def unpaid_lines(entries: QuerySet[BonusEntry]) -> list[UnpaidLine]:
     """These bonuses (in their order) as plain rows, read in one statement."""
     return [
         UnpaidLine(
-            pk=pk,
-            worker_id=worker_id,
-            worker=WorkerLine(worker_id, external_id, username, market),
-            study_session=SessionLine(session_id or ""),
-            pair=PairLine(pair_id or ""),
-            amount=amount,
-            currency=currency,
-            reason=reason,
-            created_at=created_at,
-        )
-        for (
             pk,
             worker_id,
-            external_id,
-            username,
-            market,
-            session_id,
-            pair_id,
-            amount,
-            currency,
-            reason,
-            created_at,
-        ) in entries.values_list(*COLUMNS)
+            WorkerLine(worker_id, external_id, username, market),
+            SessionLine(session_id or ""),
+            PairLine(pair_id or ""),
+            *amount_currency_reason_created_at,
+        )
+        for pk, worker_id, external_id, username, market, session_id, pair_id, *amount_currency_reason_created_at in (
+            entries.values_list(*COLUMNS)
+        )
     ]

@@ -1,28 +1,15 @@
-"""The bonus ledger: recording earned bonuses, paying them, and the lists the markets accept.
+"""The bonus ledger: recording earned bonuses, paying them, and the lists the markets accept
+(docs/quality.md, "Catch trials and bonuses").
 
 The ledger (`BonusEntry`) is append-only: a bonus is one `earned` row, written in the transaction
-that scored the catch trial; paying it adds one `paid` row that names it (`pays`, unique). A bonus
-is therefore never counted twice (unique worker + catch item + study session) nor paid twice.
+that scored it; paying it adds one `paid` row that names it (`pays`, unique), so a bonus is never
+counted twice (unique worker + catch item + study session) nor paid twice. Its cause (`CAUSES`) is
+read from the start of its reason, which every writer begins with the cause's words.
 
-Each bonus is named by its cause (`CAUSES`: a catch trial answered as the researchers did, a
-verified example that fooled the model, or another), read from the start of its reason, which the
-two writers below (`record_catch_bonuses`, the adversarial app's `record_bonus`) begin with the
-cause's words.
-
-Money follows holds: a bonus is payable only while its study session's completion code
-is not held, or once a researcher released the hold (`payable`, the one rule the files, the
-bonus page and the market payer all ask). A held session's bonuses wait, shown apart
-(`held_back`); a refused one's are never paid (`refused_with_hold`), nor is any bonus of a study
-opened as an unverified link (`Study.open_link_unverified`): its rows are recorded with the reason
-(`with_open_link_note`) and listed apart (`not_payable_open_link`).
-
-Exports list the UNPAID, PAYABLE earned rows of one study:
-- Prolific bulk bonus: `participant_id,amount` lines, no header, the amount in the study's currency
-  with two decimals (Prolific: Submissions -> Bulk bonus payments, one participant per line);
-- MTurk: a header `worker_id,assignment_id,amount,reason`, one line per worker and assignment
-  (SendBonus pays per assignment), the reason naming what the bonus is for;
-- who is in neither file and why (`market_accounts`, `left_out_csv`): every unpaid bonus is in
-  exactly one of the three, so the files add up to what the study owes.
+Money follows holds: `payable` is the one rule the files, the bonus page and the market payer ask
+(a held session's bonuses wait, a refused one's and an open-link study's are never paid). Exports
+list a study's unpaid, payable earned rows: Prolific's bulk-bonus lines, MTurk's per-assignment
+lines, and who is in neither and why (`market_accounts`): every unpaid bonus is in exactly one.
 """
 
 import io
@@ -157,11 +144,9 @@ def record_catch_bonuses(
 
 def payable(prefix: str = "") -> Q:
     """Which ledger rows' money may be paid, as a filter (`prefix` reaches the rows through a
-    relation, e.g. "bonus_entries__"): a bonus outside any study session, or one whose session's
-    completion code is not held or was released, on a study whose ids are verified
-    (crowd.holds.bonus_may_go: an open-link study's bonuses are never paid). The one rule of every
-    payer: the market files, the bonus page's "mark paid" and the market payer
-    (markets.payments._claim_owed)."""
+    relation, e.g. "bonus_entries__"): a bonus outside any study session, or one whose session's code
+    is not held or was released, on a study whose ids are verified (crowd.holds.bonus_may_go). The
+    one rule of every payer: the market files, "mark paid" and markets.payments._claim_owed."""
     return Q(**{f"{prefix}study_session__isnull": True}) | bonus_may_go(f"{prefix}study_session__")
 
 
@@ -253,6 +238,7 @@ def mark_paid(
             if row.pk not in already
         ]
         BonusEntry.objects.bulk_create(payments)
+        amount = sum((row.amount for row in payments), Decimal("0"))
         if payments:
             audit.record(
                 "payment.confirmed_by_market" if confirmed_by_market else "payment.marked_paid",
@@ -261,15 +247,11 @@ def mark_paid(
                 team_id=study.team_id,
                 after={
                     "bonuses": [row.pays_id for row in payments],
-                    "amount": sum((row.amount for row in payments), Decimal("0")),
+                    "amount": amount,
                     "currency": study.bonus_currency,
                 },
             )
-        return {
-            "paid": len(payments),
-            "already_paid": len(already),
-            "amount": sum((row.amount for row in payments), Decimal("0")),
-        }
+        return {"paid": len(payments), "already_paid": len(already), "amount": amount}
 
 
 # --- reads -------------------------------------------------------------------------------------
@@ -336,10 +318,9 @@ def worker_totals(
         m: Mapping[str, Any] = money_rows.get(worker.pk, {})
         standing = standings.get(worker.pk, CatchStanding())
         seen, matched = standing.seen, standing.matched
-        earned = Decimal(m.get("earned", 0)).quantize(CENT)
-        paid = Decimal(m.get("paid", 0)).quantize(CENT)
-        held = Decimal(m.get("held", 0)).quantize(CENT)
-        refused = Decimal(m.get("refused", 0)).quantize(CENT)
+        earned, paid, held, refused = (
+            Decimal(m.get(key, 0)).quantize(CENT) for key in ("earned", "paid", "held", "refused")
+        )
         rows.append(
             {
                 "worker": worker,
@@ -450,15 +431,8 @@ def mturk_bonus_csv(entries: Iterable[BonusEntry]) -> str:
     out = io.StringIO()
     writer = spreadsheet_safe.writer(out, lineterminator="\n")
     writer.writerow(["worker_id", "assignment_id", "amount", "reason"])
-    for (worker_id, assignment_id), amount in sorted(totals.items()):
-        writer.writerow(
-            [
-                worker_id,
-                assignment_id,
-                money(amount),
-                f"Bonus for {describe_causes(causes[(worker_id, assignment_id)])}",
-            ]
-        )
+    for key, amount in sorted(totals.items()):
+        writer.writerow([*key, money(amount), f"Bonus for {describe_causes(causes[key])}"])
     return out.getvalue()
 
 

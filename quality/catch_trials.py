@@ -2,28 +2,10 @@
 
 The validation app, a layer above this one, calls `pick_catch_trials` when it claims a batch and
 `score_catch_trials` when the batch is submitted (plain calls: quality is on the judgement floor).
-
-The rules (docs/quality.md, "Catch trials and bonuses"):
-- a catch trial is served from a **catch premise**: a premise with a pair a researcher marked
-  (`ReferenceLabel.is_catch_trial`) in the batch's dataset, none of whose pairs still waits in the
-  validation queue (its ordinary servings would add to its catch servings and show it). Every pair
-  of a catch premise is served in the catch role, its unmarked siblings too, so that pooled pages
-  show a catch premise with as many hypotheses as an ordinary one (a premise that only
-  ever came with one hypothesis would be known for a catch trial). A sibling without a catch mark is answered and
-  not scored (`score_catch_trials`);
-- a pair is served as a catch trial to at most `MAX_SERVINGS` participants, counting its catch
-  servings only (ordinary claims on a pair that was validated before it was marked are its past,
-  not catch servings: counted, a five-label pair started used up), and they are drawn closest to
-  complete first, premise by premise, as the validation queue serves ordinary pairs: a catch pair
-  is served four times, by consecutive claimers, and its premise's pairs one after the other, as an
-  ordinary premise's are. When no pair is left to serve, the batch carries no catch trial rather
-  than a repeat; the quality page and the study's page say so (`catch_pool_status`);
-- never to the pair's writer, nor of a premise the worker wrote on, labelled or was served before
-  (a premise that came back would tell catch trials apart), nor two of one premise in a batch;
-- the worker's label on a marked pair is stored as a `CatchTrialAnswer`, scored against the reference
-  label at submit time, and never added to the pair's labels: the pair's counters and gold stay as they are;
-- a match inside a study session earns the study's `bonus_per_catch_match` in its currency, as one
-  `earned` row of the bonus ledger (`quality.bonuses`), in the submit's own transaction.
+The rules, and why each keeps a catch trial indistinguishable, are in docs/quality.md ("Catch
+trials and bonuses"): served whole premise by premise, to at most `MAX_SERVINGS` participants, never
+on a premise the worker met; an answer is a `CatchTrialAnswer`, never one of the pair's labels, and
+a match in a study session earns the study's bonus (`quality.bonuses`) in the submit's transaction.
 """
 
 import random
@@ -44,13 +26,9 @@ from .models import CatchTrialAnswer, ReferenceLabel
 # An ordinary pair is labelled by its author and four validators: a pair is served as a catch trial to no more.
 MAX_SERVINGS = LABELS_PER_PAIR - AUTHOR_POSITION
 
-# The chance that a batch which may take a pair of an open catch premise takes one. An ordinary
-# premise misses a batch now and then (more complete pairs of other premises fill it) and goes round
-# in 12 to 20 of the pool's batches; an open catch premise taken by every batch went round in exactly
-# 12, and pooled pages told it by that (bench/attacks/catch_colluders.py). Calibrated on that
-# attack: its ordinary premises were served by 0.93 to 0.96 of the pool's batches between their first
-# and last serving (0.94 over four runs), and an open catch premise drawn at 0.93 by 0.89 to 0.94
-# (it misses a few more than its draws), so 0.96 (docs/quality.md, "Catch premises ...").
+# The chance that a batch which may take a pair of an open catch premise takes one: ordinary premises
+# miss some batches, and a catch premise taken by every batch was told by that. Calibrated on
+# bench/attacks/catch_colluders.py (docs/quality.md, "Catch premises ...").
 KEEP_CHANCE = 0.96
 
 # The kinds of study whose batches carry catch trials (validation's claim serves them); a writing
@@ -62,14 +40,12 @@ def catch_servings(claims: QuerySet[Any], *, of: str = "pk", by: str = "pair_id"
     """How many times each row's pair (or premise) was served as a catch trial: an annotation over
     pairs (`of` the outer row's field, `by` the claim's), counting the catch claims among `claims`
     (every validation claim, with `pair_id`) and nothing else."""
-    counted = (
-        claims.filter(is_catch_trial=True, **{by: OuterRef(of)})
-        .order_by()
-        .values(by)
-        .annotate(n=Count("*"))
-        .values("n")
-    )
-    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+    return Coalesce(_count_of(claims.filter(is_catch_trial=True, **{by: OuterRef(of)}), by), Value(0))
+
+
+def _count_of(rows: QuerySet[Any], by: str) -> Subquery:
+    """How many of `rows` (filtered on an outer row) there are, as a subquery grouped `by` that field."""
+    return Subquery(rows.order_by().values(by).annotate(n=Count("*")).values("n"), output_field=IntegerField())
 
 
 def _marked(dataset_ids: Sequence[int] | None) -> QuerySet[ReferenceLabel]:
@@ -111,13 +87,12 @@ def catch_role_pairs(dataset_ids: Sequence[int] | None) -> QuerySet[Pair]:
 def premises_met(worker: Worker, seen: QuerySet[Any]) -> list[QuerySet[Any]]:
     """The premises the worker met (pk subqueries): wrote on, labelled, answered as a catch trial,
     or was served (`seen`: the pair pks of every claim of theirs)."""
+    answered: tuple[QuerySet[Any], ...] = (ValidationLabel.objects.all(), CatchTrialAnswer.objects.all())
     return [
         Pair.objects.filter(author=worker).values("premise_id"),
-        Pair.objects.filter(pk__in=ValidationLabel.objects.filter(worker=worker).values("pair_id")).values(
-            "premise_id"
-        ),
-        Pair.objects.filter(pk__in=CatchTrialAnswer.objects.filter(worker=worker).values("pair_id")).values(
-            "premise_id"
+        *(
+            Pair.objects.filter(pk__in=rows.filter(worker=worker).values("pair_id")).values("premise_id")
+            for rows in answered
         ),
         Pair.objects.filter(pk__in=seen).values("premise_id"),
     ]
@@ -137,37 +112,22 @@ def pick_catch_trials(
     study_served: tuple[int, int] | None = None,
     keep_draw: Callable[[], float] = random.random,
 ) -> list[int]:
-    """The pair pks to serve as catch trials in the worker's next validation batch (the module's
-    rules), at most `most`, `per_batch` of them on average.
+    """The pair pks to serve as catch trials in the worker's next validation batch, at most `most`,
+    `per_batch` of them on average (docs/quality.md, "Catch premises ...").
 
-    **In runs, premise by premise**, as the validation queue serves ordinary premises: the batch
-    takes one pair of every open catch premise (one served before, with servings left) the worker
-    may take, most served first, and opens a new one, its pairs in random order, with the chance that
-    keeps the mean at `per_batch` (`opening_chance`). An open premise is served by the claims that
-    follow until its pairs are used up, so its servings gather as fast as an ordinary premise's,
-    whatever the share: drawn place by place, a catch premise's twelve servings took 1 / share times
-    longer to gather, and pooled pages told it by how long it stayed around (bench/attacks/catch_colluders.py).
-
-    None of a premise the worker met (`seen`: the pair pks of every claim of theirs), none in `taken`
-    (the batch's ordinary candidates), each served as a catch trial to fewer than `MAX_SERVINGS`
-    participants (`claims`: every validation claim), no two of one premise. `premise_of`, when
-    given, gets each picked pair's premise.
-
-    **Missing batches as an ordinary premise does**: an open premise is taken by a batch that may take
-    it with `KEEP_CHANCE` (`keep_draw`), so it goes round in as many batches as an ordinary premise.
-
-    **The share kept by the study's own count** (`study_served`: the study's (batches, catch trials)
-    served so far, when given; `validation.selectors.study_served`): the mean number of premises this
-    batch opens is what the study owes, `per_batch` times its batches with this one, less its catch
-    trials served and the servings its open premises have left, over the twelve servings a premise
-    gives (`opening_mean`). Skipped batches, premises still open when a study stops and the chance of
-    the draws then even out instead of adding up. Without `study_served`, the fixed chance
-    `opening_chance`.
+    In runs, premise by premise: one pair of every open catch premise the worker may take (most
+    served first; each batch keeps one with `KEEP_CHANCE`, `keep_draw`, as ordinary premises miss
+    some), and new premises opened with the chance that keeps the mean at `per_batch`
+    (`opening_chance`), or, given `study_served` (the study's batches and catch trials so far), at
+    what the study owes (`opening_mean`). None of a premise the worker met (`seen`: the pair pks of
+    every claim of theirs), none in `taken`, each served as a catch trial to fewer than
+    `MAX_SERVINGS` participants (`claims`: every validation claim), no two of one premise;
+    `premise_of`, when given, gets each picked pair's premise.
 
     The pairs are locked (skipping those another claimer holds) and their catch servings counted
-    again afterwards, in a fresh statement, so two claimers never both take a pair's last serving.
-    The statements are the same whether the batch gets a catch trial or not (nothing in how a batch
-    is claimed may tell a worker it holds one).
+    again in a fresh statement, so two claimers never both take a pair's last serving. The
+    statements are the same whether the batch gets a catch trial or not (nothing in how a batch is
+    claimed may tell a worker it holds one).
     """
     if most <= 0 or per_batch <= 0:
         return []
@@ -223,14 +183,7 @@ def pick_catch_trials(
 
 def _pairs_of_premise() -> Subquery:
     """The number of pairs of a pair's premise (the outer row's `premise_id`)."""
-    counted = (
-        Pair.objects.filter(premise_id=OuterRef("premise_id"))
-        .order_by()
-        .values("premise_id")
-        .annotate(n=Count("*"))
-        .values("n")
-    )
-    return Subquery(counted, output_field=IntegerField())
+    return _count_of(Pair.objects.filter(premise_id=OuterRef("premise_id")), "premise_id")
 
 
 def opening_chance(per_batch: float, premise_pairs: int) -> float:
@@ -385,12 +338,9 @@ def catch_trials_per_batch(share: float, size: int) -> float:
 
 def catch_shortfall(study: Study, claims: QuerySet[Any], *, batch_size: int) -> str | None:
     """Why the study's catch share cannot be met, in words for its researcher, or None when it can
-    (or it serves no catch trials). Asked when the study is saved and on its page.
-
-    Cannot be met: no pair of its dataset is marked a catch trial; every marked pair waits for its
-    premise's validation; the pool has no catch serving left; or, with `Study.planned_sessions`, the
-    servings left are fewer than its planned batches need (sessions × batches per code × the mean
-    catch trials per batch, `catch_trials_per_batch`)."""
+    (or it serves no catch trials): nothing marked, every marked pair waiting for its premise's
+    validation, no serving left, or (with `Study.planned_sessions`) fewer servings left than its
+    planned batches need (`catch_trials_per_batch`). Asked when the study is saved and on its page."""
     share = study.catch_trial_share
     if share <= 0 or study.task_kind not in CATCH_TASK_KINDS or study.dataset_id is None:
         return None

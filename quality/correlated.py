@@ -1,40 +1,11 @@
-"""Correlated errors: workers who agree on wrong answers far beyond what their accuracy
-predicts, and the pairs whose gold label rests on such a group's votes.
+"""Correlated errors: workers who agree on wrong answers far beyond what their accuracy predicts,
+and the pairs whose gold label rests on such a group's votes (docs/quality.md "Correlated errors":
+the pair test, the clique and shared-errors stages, and when gold is at risk).
 
 Pure pandas/numpy/scipy over crowd-kit's label layout (`task`, `worker`, `label`): the platform
 (`quality.correlated_runs`) and the replay (`bench/gold_flip_replay.py`) call the same functions.
-
-The 3-of-5 rule counts five votes as five independent opinions. Bots sharing one rule, colluders,
-or one person under several ids give the *same* wrong label together, so two or three of them
-outvote honest workers on exactly the pairs where the rule is wrong, and the gold label switches
-to another real label without a "-" to show it.
-
-**The pair test.** For each pair of workers (a, b) and each task both labelled, the reference is
-the label with a strict majority of the *other* labels of the task ("gold without them", at least
-two other labels; tasks without one are not scored): neither a nor b can vouch for itself. Each
-worker has a confusion matrix pi against their own leave-one-out reference (add-one smoothed), and
-independent workers of those accuracies would disagree on a task with reference r with probability
-1 - sum over k of pi_a(k | r) * pi_b(k | r). Honest workers disagree less than that (hard tasks are
-hard for everyone, easy ones easy), so the prediction is scaled by `calibration`: observed /
-predicted disagreements over every pair of workers neither of whom is linked (re-estimated until
-it settles, so linked workers do not pull it down). The observed disagreements are compared with a
-Poisson of the calibrated mean (one-sided, fewer; wider than the true spread, so conservative);
-Bonferroni over the pairs of workers with at least `min_shared` scored tasks; a link also needs at
-most `max_ratio` of the prediction and at least `min_co_errors` co-errors (the same label, not the
-reference): agreeing on right answers is no evidence, two careful workers do.
-
-**The clique stage.** Many ids that each label little share too few tasks for the pair test. k
-workers every pair of whom reaches p <= level (0.01, 0.001) would, for valid p-values and
-independent workers, number at most C(n, k) * level ** C(k, 2) on average among n tested workers;
-a clique where that is at most alpha (over the levels tried) is linked whole. Groups are the
-connected components of the links (with those of the shared-errors stage, `shared_error_links`).
-
-**Gold that rests on a group** (`gold_at_risk`): a task with votes of a group's members is at
-risk when its 3-of-5 gold changes once the group counts as one vote (its plurality; a tie, no
-vote), when the labels from outside the groups do not put the gold first (tied, or another label
-first: a group's vote broke the tie), or when Dawid–Skene, fitted with each group as one worker,
-gives another label than the 3-of-5 gold. Such tasks go to the researchers' adjudication queue
-with the reason.
+The 3-of-5 rule counts five votes as five independent opinions; bots sharing a rule, colluders or
+one person under several ids give the *same* wrong label together and switch the gold silently.
 """
 
 from collections.abc import Sequence
@@ -211,18 +182,7 @@ def pair_statistics(data: pd.DataFrame) -> pd.DataFrame:
     per_pair = frame.groupby(["a", "b"], sort=True).sum().reset_index()
     per_pair["worker_a"] = worker_names[per_pair["a"].to_numpy()].astype(str)
     per_pair["worker_b"] = worker_names[per_pair["b"].to_numpy()].astype(str)
-    return per_pair[
-        [
-            "worker_a",
-            "worker_b",
-            "shared",
-            "disagreements",
-            "expected_disagreements",
-            "co_errors",
-            "expected_co_errors",
-            "error_events",
-        ]
-    ]
+    return per_pair[["worker_a", "worker_b", *frame.columns.drop(["a", "b"])]]
 
 
 def scaled_min_shared(data: pd.DataFrame) -> int:
@@ -260,7 +220,7 @@ def worker_agreement(data: pd.DataFrame) -> pd.DataFrame:
 
 
 def shared_error_links(data: pd.DataFrame, per_pair: pd.DataFrame, alpha: float = ALPHA) -> np.ndarray:
-    """The pairs (rows of `pair_statistics`) the shared-errors stage links (see the module's docstring)."""
+    """The pairs (rows of `pair_statistics`) the shared-errors stage links (docs/quality.md)."""
     linked = np.zeros(len(per_pair), dtype=bool)
     agreement = worker_agreement(data)
     if agreement.empty or agreement["scored"].sum() == 0:
@@ -307,7 +267,7 @@ def find_correlated_groups(
     min_co_errors: int = MIN_CO_ERRORS,
     max_ratio: float = MAX_RATIO,
 ) -> CorrelatedCheck:
-    """The groups of workers whose labels agree beyond chance (see the module's docstring);
+    """The groups of workers whose labels agree beyond chance (docs/quality.md, "The check");
     `min_shared` None: `scaled_min_shared` of the table."""
     if min_shared is None:
         min_shared = scaled_min_shared(data)
@@ -426,17 +386,10 @@ def _components(edges: Sequence[PairEvidence]) -> tuple[CorrelatedGroup, ...]:
     for name, number in zip(names, component, strict=True):
         members.setdefault(int(number), []).append(str(name))
     ordered = sorted(members.values(), key=lambda group: (-len(group), group))
-    groups = []
-    for number, group in enumerate(ordered, start=1):
-        inside = set(group)
-        groups.append(
-            CorrelatedGroup(
-                number=number,
-                members=tuple(group),
-                edges=tuple(edge for edge in edges if edge.worker_a in inside),
-            )
-        )
-    return tuple(groups)
+    return tuple(
+        CorrelatedGroup(number, tuple(group), tuple(edge for edge in edges if edge.worker_a in group))
+        for number, group in enumerate(ordered, start=1)
+    )
 
 
 # --- gold that rests on a group's votes ----------------------------------------------------------

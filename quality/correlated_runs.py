@@ -1,13 +1,7 @@
-"""The correlated-error check inside an aggregation run (docs/quality.md "Correlated errors").
-
-Every aggregation run (`quality.aggregation_runs`: the dashboard's Aggregation page or the workers
-page's button, and the beat's `quality.aggregate_changed_datasets` on code-holding datasets with new
-labels) reads the dataset's counted labels once; the same table goes to
-`quality.correlated.find_correlated_groups` and `gold_at_risk`, and what they find is written with
-the run's other results, in its transaction: one `CorrelatedWorkerGroup` per group (members and
-evidence) and one `GroupDecidedPair` per pair whose gold rests on a group's votes. Those pairs are
-the adjudication queue `correlated` (validation.adjudication) of the latest finished run of each
-dataset; a researcher's decision takes a pair out, as in every queue.
+"""The correlated-error check inside an aggregation run (docs/quality.md "Correlated errors"): the
+run's label table goes to `quality.correlated`, and what it finds is written in the run's
+transaction, one `CorrelatedWorkerGroup` per group and one `GroupDecidedPair` per pair whose gold
+rests on a group's votes (the adjudication queue `correlated` of each dataset's latest finished run).
 """
 
 import time
@@ -143,11 +137,6 @@ def latest_run_ids(scope: Scope = EVERYTHING) -> list[int]:
 
     runs = scope.filter(AggregationRun.objects.filter(status=JobStatus.DONE))
     return sorted(runs.order_by("dataset_id", "-pk").distinct("dataset_id").values_list("pk", flat=True))
-
-
-def latest_groups(scope: Scope = EVERYTHING) -> list[dict[str, Any]]:
-    """The groups of the latest finished aggregation run of each dataset in scope (`groups_of_runs`)."""
-    return groups_of_runs(latest_run_ids(scope))
 
 
 def groups_of_runs(run_ids: list[int]) -> list[dict[str, Any]]:

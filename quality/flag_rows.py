@@ -1,15 +1,10 @@
 """The maintained worker-flag table: `worker_quality`'s rows of a scope, kept for the pages.
 
-`worker_quality` computes every worker's figures and flags in Python (the random-guesser flag's
-Benjamini–Hochberg correction runs over every validator tested, so a page of rows cannot be
-flagged from its own rows). `recompute` runs it once and writes the rows
-(`WorkerFlagScope`, `WorkerFlagRow`) in one transaction; the pages read the rows they show
-(`page_rows`), who is flagged (`flagged_ids`, `flag_marks_of`) and when it was computed
-(`computed_at`), and say how old the figures are.
-
-Written by the task `quality.refresh_worker_flags` (queued, coalesced, after label writes: the
-receiver `labels_moved`) and by the dashboard's figure refresh when a page finds the rows older
-than its interval.
+`worker_quality` flags in Python over every worker (the guesser flag's Benjamini–Hochberg
+correction runs over every validator tested, so a page of rows cannot be flagged from its own
+rows). `recompute` runs it once and writes the rows in one transaction; the pages read them and
+say how old they are. Written by the task `quality.refresh_worker_flags` (queued, coalesced, after
+label writes: `labels_moved`) and by the dashboard's figure refresh.
 """
 
 import json
@@ -31,14 +26,12 @@ from corpus.scope import EVERYTHING, Scope
 
 from . import flags as flag_rules
 from .models import WorkerFlagRow, WorkerFlagScope
-from .selectors import WorkerQuality, flag_kind_words, worker_quality
+from .selectors import WORKER_COLUMNS, WorkerQuality, flag_kind_words, worker_quality
 
 REFRESH_TASK = "quality.refresh_worker_flags"
 EAGER_REFRESH_KEY = "quality:worker-flags:refreshed-eagerly"
 # The figures of a WorkerQuality row kept in `WorkerFlagRow.figures` (all but the worker and flags).
 FIGURE_FIELDS = tuple(each.name for each in fields(WorkerQuality) if each.name not in ("worker", "flags"))
-# The columns of a worker the rows' readers use (its name, its market, whether trusted).
-WORKER_COLUMNS = ("id", "user_id", "market", "external_id", "is_trusted", "user__id", "user__username")
 
 
 def recompute(scope: Scope) -> datetime:

@@ -1,21 +1,11 @@
-"""Flags on validators whose labels should not be trusted (SNLI §2.2: "random guessing").
+"""Flags on validators whose labels should not be trusted (SNLI §2.2: "random guessing"), each a
+plain `WorkerFlag` with its reason in words and the figures behind it (docs/quality.md, "Worker flags"):
+RANDOM_GUESSER (agreement with the leave-one-out gold not significantly above the worker's own
+chance level: `random_guesser_flags`), SAME_LABEL and TOO_FAST.
 
-Three flags, each a plain `WorkerFlag` with its reason in words and the figures behind it:
-
-- RANDOM_GUESSER: the worker's agreement with the leave-one-out gold label is not significantly
-  above what their labels would reach if they were unrelated to the pairs.
-- SAME_LABEL: (almost) every label the worker gives is the same one.
-- TOO_FAST: the worker's median time per item is below what reading a premise and a hypothesis takes.
-
-The statistics of the first flag, in short (`random_guesser_flags` has the details):
-an exact one-sided binomial test per worker (scipy.stats.binomtest), against a chance level that
-takes the worker's own label habits and the unbalanced gold labels into account, Benjamini–Hochberg
-over all tested workers, and no test at all below a minimum number of items.
-
-Only validation votes (positions 2-5) are scored by default. The author's label (position 1) is
-the label they wrote the hypothesis for: it tells how well they write, not how they validate, and
-it is balanced by the writing task itself, which would hide a same-label habit. The author's label
-still counts among the other four when a validator's leave-one-out gold is computed.
+Only validation votes (positions 2-5) are scored by default: the author's label tells how well
+they write, not how they validate, and the writing task balances it, which would hide a
+same-label habit. It still counts among the other four in a validator's leave-one-out gold.
 
 Everything here is plain Python and dataclasses; no pandas, no Django.
 """
@@ -205,20 +195,12 @@ def better_than_chance_p_values(tested: Sequence[tuple[int, int, float]]) -> lis
 def random_guesser_flags(
     figures: Sequence[WorkerFigures], *, alpha: float = 0.05, min_items: int = 30
 ) -> list[WorkerFlag]:
-    """Workers whose leave-one-out agreement is not significantly above their chance level.
-
-    Test: per worker with at least `min_items` items that have a leave-one-out gold label, an
-    exact one-sided binomial test of the agreement count against `chance_agreement` (H0: the
-    labels are unrelated to the pairs; H1: they agree more often than that).
-
-    Decision: a worker is cleared when the Benjamini–Hochberg adjusted p-value over all tested
-    workers is <= alpha, and flagged otherwise. The flag is the *failure* to show skill, so the
-    discovery being controlled is "cleared": BH keeps the expected share of guessers among the
-    cleared at most alpha. A stricter family-wise correction (Bonferroni over hundreds of workers)
-    would make clearing much harder and flag honest low-volume workers in numbers.
-
-    Workers below `min_items` are not tested, so never flagged here: with few items an honest
-    worker cannot show skill, and a flag would be a verdict on too little evidence.
+    """Workers whose leave-one-out agreement is not significantly above their chance level: an exact
+    one-sided binomial test per worker with at least `min_items` scored items, against
+    `chance_agreement`; cleared when the Benjamini–Hochberg adjusted p-value over all tested workers
+    is <= alpha, flagged otherwise. The discovery controlled is "cleared" (the flag is the failure
+    to show skill); Bonferroni over hundreds of workers would flag honest low-volume workers in
+    numbers. Below `min_items` nobody is tested: an honest worker cannot show skill on so little.
     """
     tested = [worker for worker in figures if worker.loo_items >= min_items]
     if not tested:

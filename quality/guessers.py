@@ -1,25 +1,13 @@
-"""The completion hold of guessers and poor workers: the two sequential tests' answer to a completing session.
+"""The completion hold of guessers and poor workers: the two sequential tests' answer to a completing session
+(docs/quality.md, "Two tests" and "The first session pays on a validator's evidence, or defers").
 
-A study with `hold_code_at_chance` asks before it hands out a completion code (the quality app registers
-`hold_code_of_guesser` as a hold check, crowd.hold_kinds); the code is held when the worker's
-answers, over every session and study so far, are probably at chance (the chance
-test, `sequential.SequentialResult.holds_code`) or probably at the study's poor accuracy rather than its
-acceptable one, or not yet shown acceptable (the quality test's three outcomes,
-`sequential.QualityResult.outcome`, with the study's `poor_accuracy` and `acceptable_accuracy`; too fast
-to read counts as evidence; an undecided session leaning to poor is held for review, not paid). `hold_findings` is
-the one rule; the reason is for researchers.
-
-The first session is paid on positive evidence only: one estimate over the qualification test, the
-catch trials and the agreement with each item's reference (`selectors.quality_evidence`, every
-stratum with its reference's own accuracy), tested between `FIRST_SESSION_LEVELS` (a reader of a
-third of the items against a validator), must favour the validator (P(lower) below
-`FIRST_SESSION_PAY_BELOW`), else the code is deferred to a second batch of evidence
-(`DEFERRED`), decided there by the study's own levels (a study whose acceptable level is at
-or below the lower one, 65%, is paid by its own levels from the first session). About 30 labels and a 20-item
-qualification test cannot tell a worker who reads 30% of the items (about 62% right) from an honest
-one at 75%: deferring costs such an honest worker a wait, not a false hold (bench/
-RESULTS-quality-power.md). When a later session of the worker in the study is paid, their deferred
-codes are given (`release_deferred_codes`); one never followed by a session waits for a researcher.
+A study with `hold_code_at_chance` asks before it hands out a completion code (`hold_code_of_guesser`,
+a hold check of crowd.hold_kinds); the code is held when the worker's answers over every session so
+far are probably at chance, probably at the study's poor accuracy, or not yet shown acceptable
+(`hold_findings` is the one rule). A first session is paid on positive evidence only
+(`FIRST_SESSION_LEVELS`), else deferred (`DEFERRED`): about 30 labels cannot tell a worker who reads
+a third of the items from an honest one, and deferring costs the honest one a wait, not a false
+hold. A later paid session in the study gives the deferred codes (`release_deferred_codes`).
 """
 
 from collections.abc import Callable, Iterable

@@ -422,10 +422,8 @@ class WorkerFlagScope(models.Model):
     # The workers the checks flag, in `worker_quality`'s order: a page that needs only who is
     # flagged (the adjudication queue, the bonus marks) reads this one row.
     flagged = models.JSONField(default=list)
-    # The pairs those workers labelled (the flagged adjudication queue's count over every dataset,
-    # less the pairs decided since, read without grouping their labels on each page): counted by the
-    # first adjudication page after the rows were computed (None until then; the workers page never
-    # reads the labels).
+    # The pairs those workers labelled (the flagged adjudication queue's count, less the pairs decided
+    # since): counted by the first adjudication page after the rows were computed, None until then.
     flagged_pairs = models.PositiveIntegerField(null=True, blank=True)
 
     def __str__(self) -> str:

@@ -1,25 +1,15 @@
-"""Qualification tests: who has passed, how many tries are left, drawing a try and scoring it.
+"""Qualification tests: who has passed, how many tries are left, drawing a try and scoring it
+(docs/quality.md, "Qualification and study access" and "What qualification trusts").
 
-A study with access 'qualified' admits a worker once they reach the test's pass mark
-(`QualificationTest.pass_mark`, a share of a try's items answered as the researchers did). A try
-asks `items_per_try` items drawn at random from the test's pool (at least `POOL_PER_TRY` times as
-large) when its page is first shown; the draw is stored (`QualificationDraw`), so a reload shows the
-same items and the submit is judged on them alone. Its answer fields are named by tokens of that
-draw, never by a database id: a submit naming another try's fields (another id's, an earlier
-page's) is refused whole.
-
-Tries are limited (`max_attempts`) per person as far as the server can tell: the tries of every
-participant id seen in one browser (crowd's device cookie, `DeviceSighting`, the device of a study
-session or of a try) count together, so throwaway ids in one browser share the tries of the id
-they meant to qualify. A try is saved whole (the attempt and every answer) or not at
-all, and the test's row lock makes tries sent at once count one after the other, so no one gets a
-try more than the test allows. The budget is the id's and the browser's alike: a browser that used
-`max_attempts` tries (under any ids) gets no more, nor does an id (from any browser); over it, a
-refusal page and no task. Each try draws items this id and this browser were not shown before
-(`draw_fresh`), and says pass or fail only (`failed_message`). A fresh browser per throwaway id
-escapes both budgets, so a pass makes a worker trusted only where the study's ids are verified
-(`grants_trust`). The check that admits workers is registered with crowd
-(`crowd.access`, see apps.py): crowd, below this app, never imports it.
+A study with access 'qualified' admits a worker once they reach the test's pass mark. A try asks
+`items_per_try` items drawn from a pool at least `POOL_PER_TRY` times as large; the draw is stored
+(`QualificationDraw`), so a reload shows the same items, and its answer fields are named by tokens
+of that draw: a submit naming another try's fields is refused whole. Tries (`max_attempts`) are
+counted per id and per browser alike (every id seen in one browser shares them), saved whole under
+the test's row lock; each draws items this id and browser were not shown (`draw_fresh`) and says
+pass or fail only. A fresh browser per throwaway id escapes both budgets, so a pass makes a worker
+trusted only where the study's ids are verified (`grants_trust`). The check that admits workers
+is registered with crowd (`crowd.access`, see apps.py): crowd, below this app, never imports it.
 """
 
 import secrets
@@ -87,13 +77,10 @@ def is_ready(test: QualificationTest) -> bool:
 
 
 def failed_message(test: QualificationTest, attempt: QualificationAttempt | None = None) -> str:
-    """The polite words for a try below the pass mark (with or without tries left).
-
-    Pass or fail only, after every try, the last included: neither how many answers matched nor
-    which items differed, since a count or a list lets a worker (or throwaway ids of one person,
-    each in a fresh browser) work the answers out; the next try's items are other ones anyway
-    (`open_draw`). `QualificationTest.show_wrong_items_after_last_try` is no longer honoured.
-    """
+    """The polite words for a try below the pass mark (with or without tries left): pass or fail
+    only, after every try, never how many matched or which items differed, since a count or a list
+    lets throwaway ids of one person work the answers out.
+    `QualificationTest.show_wrong_items_after_last_try` is no longer honoured."""
     lead = "Thank you for taking the qualification test. Your answers did not reach this study's pass mark."
     left = attempts_left(test, attempt.worker, attempt.device) if attempt is not None else test.max_attempts
     if left == 0:
@@ -222,12 +209,9 @@ def submit_attempt(
     device: str = "",
 ) -> TryResult:
     """Score one try (`answers`: item token of the draw named by `draw_token` -> label) and save it
-    with its answers, or refuse it whole.
-
-    Refused (QualificationRefused, nothing saved) when the worker has passed already, when they or
-    an id seen in their browser used every try, when the draw is not this worker's open draw of this
-    test, when an item is left unanswered, or when a field names no item of the draw.
-    """
+    with its answers, or refuse it whole (QualificationRefused, nothing saved): passed already, every
+    try used (by them or an id seen in their browser), not this worker's open draw of this test, an
+    item left unanswered, or a field naming no item of the draw."""
     given = {token: label for token, label in answers.items() if label}
     with transaction.atomic():
         # One try at a time per test: tries of linked ids (other rows) count against one limit.
@@ -290,9 +274,7 @@ def grants_trust(study: Study) -> bool:
     datasets are open to): only where the study's ids cost more than typing them (its market
     confirms each participant, or signed links; never an open link). Else throwaway ids, each in a
     fresh browser, learn the test from pass and fail and the last one is trusted everywhere."""
-    if study.open_link_unverified:
-        return False
-    return ids_verified(study, market_confirms=market_confirms(study))
+    return not study.open_link_unverified and ids_verified(study, market_confirms=market_confirms(study))
 
 
 def admission_check(study: Study, worker: Worker | None) -> Refusal | None:

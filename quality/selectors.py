@@ -1,24 +1,12 @@
-"""Worker quality: per worker, in a few statements whatever the crowd's size.
+"""Worker quality: per worker, in a few statements whatever the crowd's size (docs/quality.md,
+"Worker quality from SQL").
 
-For every worker: validation labels given, their label distribution, leave-one-out agreement
-(the gold label of the pair's OTHER counted labels: 3 votes among them, else no gold and the
-item is not scored), catch-trial accuracy, median seconds per item, and for writers the share of
-their five-label pairs whose gold label differs from the label they wrote for. The flags of
-`quality.flags` (random guesser: one-sided binomial test with Benjamini–Hochberg; same label;
-too fast) are computed from the same figures, with their reasons and numbers.
-
-`worker_quality` reads the figures from the maintained per-worker tally (`corpus.worker_tally`, so
-its time does not grow with the labels): one statement for the label figures and the seconds
-histogram, one for the writers', one for the catch trials, and the exact median of the few workers
-whose histogram leaves the
-
-too-fast comparison open. The same figures grouped from the labels themselves, the truth the tally
-is checked against, are `label_figures`, `median_seconds` and `writer_figures`:
-1. validation labels grouped by worker, joined to their pair's counters: the leave-one-out gold
-   is the pair's votes minus the worker's own vote when it counts (`corpus.selectors.in_gold`);
-2. the median seconds per item per worker (percentile_cont);
-3. catch-trial answers grouped by worker;
-4. five-label pairs grouped by author.
+Per worker: validation labels given and their distribution, leave-one-out agreement, catch-trial
+accuracy, median seconds per item, and for writers the share of their five-label pairs whose gold
+differs from their label; the flags of `quality.flags` come from the same figures.
+`worker_quality` reads them from the maintained tally (`corpus.worker_tally`) and the catch
+answers; `label_figures`, `median_seconds` and `writer_figures` group them from the labels
+themselves, the truth the tally is checked against.
 """
 
 from collections import Counter
@@ -59,6 +47,9 @@ from . import sequential
 from .models import CatchTrialAnswer, QualificationAnswer, ReferenceLabel
 
 LABELS = [label.value for label in THREE_WAY]
+# The columns of a worker the rows' readers use (the name, the market, the exclusion): the rows are
+# kept in the figure cache, and whole workers and users would double the time to pickle them.
+WORKER_COLUMNS = ("id", "user_id", "market", "external_id", "is_trusted", "user__id", "user__username")
 
 
 @dataclass
@@ -121,11 +112,8 @@ def _validation_labels(scope: Scope = EVERYTHING) -> QuerySet[ValidationLabel]:
 
 def label_figures(scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
     """Statement 1: {worker id: counts} over validation labels (positions 2 on), grouped from the
-    labels: the truth of the tally's figures (`worker_quality` reads the tally).
-
-    The leave-one-out gold is computed once per label in a subquery and the outer query only
-    counts (Django's aggregates would repeat the CASE in each of the 13 counts). The counts are `count(*) FILTER (WHERE ...)`.
-    """
+    labels: the truth of the tally's figures. The leave-one-out gold is computed once per label in a
+    subquery and the outer query only counts (Django's aggregates would repeat the CASE in each)."""
     loo, others = leave_one_out_gold()
     inner = (
         _validation_labels(scope)
@@ -179,8 +167,7 @@ def median_per_worker(sql: str, params: Sequence[Any]) -> dict[int, float]:
 
 def catch_figures(scope: Scope = EVERYTHING, study: Study | None = None) -> dict[int, tuple[int, int]]:
     """Statement 3: {worker id: (seen, matched)} of the catch-trial answers (of a dataset, of a study)."""
-    answers = CatchTrialAnswer.objects.all()
-    answers = scope.filter(answers, via="pair__dataset")
+    answers = scope.filter(CatchTrialAnswer.objects.all(), via="pair__dataset")
     if study is not None:
         answers = answers.filter(study_session__study=study)
     return {
@@ -193,8 +180,7 @@ def catch_figures(scope: Scope = EVERYTHING, study: Study | None = None) -> dict
 
 def writer_figures(scope: Scope = EVERYTHING) -> dict[int, tuple[int, int]]:
     """Statement 4: {author id: (five-label pairs, of which gold differs from the author's label)}."""
-    pairs = Pair.objects.filter(author__isnull=False, label_count=LABELS_PER_PAIR)
-    pairs = scope.filter(pairs)
+    pairs = scope.filter(Pair.objects.filter(author__isnull=False, label_count=LABELS_PER_PAIR))
     return {
         row["author_id"]: (row["n"], row["differs"])
         for row in pairs.values("author_id")
@@ -226,14 +212,8 @@ def histogram_medians(
     for pk, row in sums.items():
         if not row["timed"]:
             continue
-        (lower_low, lower_high), (upper_low, upper_high) = (
-            bucket_bounds(row["lower_middle"]),
-            bucket_bounds(row["upper_middle"]),
-        )
-        lowest, highest = (
-            (lower_low + upper_low) / 2,
-            (lower_high + upper_high) / 2,
-        )  # the median is in [lowest, highest)
+        lower, upper = bucket_bounds(row["lower_middle"]), bucket_bounds(row["upper_middle"])
+        lowest, highest = (lower[0] + upper[0]) / 2, (lower[1] + upper[1]) / 2  # the median is in [lowest, highest)
         medians[pk] = lowest if highest == float("inf") else (lowest + highest) / 2
         decided = highest + _BOUND_SLACK <= threshold or lowest - _BOUND_SLACK >= threshold
         if row["timed"] >= min_items and not decided:
@@ -246,14 +226,10 @@ def histogram_medians(
 
 
 def worker_quality(scope: Scope = EVERYTHING, **flag_options: Any) -> list[WorkerQuality]:
-    """Every worker with labels, catch trials or written pairs, with their figures and flags.
-
-    `flag_options` go to `quality.flags.flag_workers` (alpha, minimum items, thresholds).
-    Returns a list of WorkerQuality, flagged workers first, then by labels given.
-    The figures are the maintained tally's (`corpus.worker_tally`): a few statements whatever the
-    number of workers and labels; the median seconds per item is the histogram's
-    (`histogram_medians`: within 4.6%, exact where the too-fast flag needs it).
-    """
+    """Every worker with labels, catch trials or written pairs, with their figures and flags
+    (`flag_options` go to `quality.flags.flag_workers`), flagged workers first, then by labels
+    given. The figures are the maintained tally's; the median seconds per item is the histogram's
+    (`histogram_medians`: within 4.6%, exact where the too-fast flag needs it)."""
     scope = scope.whole()  # a worker's figures are of every split
     labels = worker_sums(scope)
     medians = histogram_medians(
@@ -266,10 +242,7 @@ def worker_quality(scope: Scope = EVERYTHING, **flag_options: Any) -> list[Worke
     writers = {pk: (row["five"], row["five_differs"]) for pk, row in writer_sums(scope).items() if row["five"]}
     ids = set(labels) | set(catches) | set(writers)
     rows: dict[int, WorkerQuality] = {}
-    # The columns the rows' readers use (the name, the exclusion): the rows are kept in the figure
-    # cache, and whole workers and users would double the time to pickle them.
-    named = ("id", "user_id", "market", "external_id", "is_trusted", "user__id", "user__username")
-    for worker in Worker.objects.filter(pk__in=ids).select_related("user").only(*named):
+    for worker in Worker.objects.filter(pk__in=ids).select_related("user").only(*WORKER_COLUMNS):
         row = labels.get(worker.pk, {})
         seen, matched = catches.get(worker.pk, (0, 0))
         written, differs = writers.get(worker.pk, (0, 0))
@@ -318,11 +291,9 @@ def flagged_worker_ids(rows: list[WorkerQuality]) -> list[int]:
 
 def next_pair_to_label(scope: Scope = EVERYTHING) -> Pair | None:
     """The next pair for a researcher to label: no reference label yet, pairs with all five labels
-    first (the best catch trials are pairs the crowd has judged), then the rest; oldest first.
-
-    Two reads that each stop at their first row: the five-label pairs through their partial index
-    (`pair_five_labels`), the rest along the primary key: ordering every pair by its label count
-    would read the whole pair table."""
+    first (the best catch trials are pairs the crowd has judged), then the rest; oldest first. Two
+    reads that each stop at their first row (the partial index `pair_five_labels`, then the primary
+    key): ordering every pair by its label count would read the whole pair table."""
     pairs = Pair.objects.exclude(pk__in=ReferenceLabel.objects.values("pair_id")).select_related("premise__genre")
     pairs = scope.filter(pairs)
     judged = pairs.filter(label_count__gte=LABELS_PER_PAIR).order_by("id").first()
@@ -330,8 +301,7 @@ def next_pair_to_label(scope: Scope = EVERYTHING) -> Pair | None:
 
 
 def reference_label_counts(scope: Scope = EVERYTHING) -> dict[str, int]:
-    references = ReferenceLabel.objects.all()
-    references = scope.filter(references, via="pair__dataset")
+    references = scope.filter(ReferenceLabel.objects.all(), via="pair__dataset")
     return references.aggregate(labelled=Count("id"), catch_trials=Count("id", filter=Q(is_catch_trial=True)))
 
 
@@ -345,21 +315,12 @@ def guesser_evidence_by_worker(
     worker_ids: Iterable[int], *, catch_trials: bool = True
 ) -> dict[int, sequential.SequentialResult]:
     """The one guesser evidence of every task kind that collects judgments, per worker, so a
-    guesser cannot hide in a task kind no test reads.
-
-    Each answer is compared with the best reference its item has, one stratum per kind of
-    comparison (`sequential.combined_sequential_test` adds them up):
-    - validation labels (validation, recast two-way, adversarial verification, MPE items that have
-      one) against the label their pair was written for: every such pair has it from the start, so
-      even a first short session is weighed; two-way (recast) datasets are a stratum of their own;
-    - validation labels on items without a written label (MPE items built from captions) against a
-      researcher's reference label, else the other judges' most common label;
-    - catch-trial answers (validation, MPE, recast) and qualification-test answers (every try)
-      against the researcher's label (`catch_trials`: the catch-only flag and the catch bonus leave
-      both out, since they ask about the *other* labels);
-    - grammaticality judgments against the other judges' most common judgment.
-    Chance in each stratum is what the worker's own answer habits reach against those references
-    (`flags.chance_agreement`); the answers of excluded workers and of workers whose code was held
+    guesser cannot hide in a task kind no test reads (docs/quality.md, "One set of checks for every
+    task kind"). Each answer is compared with the best reference its item has, one stratum per kind
+    of comparison: the written label (two-way datasets a stratum of their own), else a researcher's
+    reference label, else the other judges' most common answer; catch-trial and qualification
+    answers against the researcher's label unless `catch_trials` is False (the catch-only flag and
+    the catch bonus ask about the *other* labels). Answers of excluded workers and of workers held
     for guessing are never a reference.
     """
     return {
@@ -452,9 +413,8 @@ def quality_evidence(
     more: Iterable[sequential.QualityStratum] = (),
 ) -> sequential.QualityResult:
     """The quality test over every judgment this worker ever gave: `quality_evidence_by_worker`."""
-    return quality_evidence_by_worker([worker.pk], poor=poor, acceptable=acceptable, more={worker.pk: list(more)})[
-        worker.pk
-    ]
+    results = quality_evidence_by_worker([worker.pk], poor=poor, acceptable=acceptable, more={worker.pk: list(more)})
+    return results[worker.pk]
 
 
 def quality_evidence_by_worker(

@@ -14,15 +14,10 @@ from .flags import TOO_FAST_MIN_ITEMS, TOO_FAST_SECONDS, WorkerFlag, WorkerId, c
 
 # --- a sequential test for short sessions ------------------------------------------------------
 #
-# The binomial flag (`flags.random_guesser_flags`) waits for a minimum number of items, so a guesser doing one short
-# session escapes it. Wald's sequential probability ratio test weighs every label as it comes, and
-# keeps weighing across sessions and studies: H1 "the labels agree with the pairs at chance" against
-# H0 "they agree as an ordinary validator's do". The log-likelihood ratio of H1 to H0 after k
-# agreements in n items is
-#     k·log(chance / ordinary) + (n − k)·log((1 − chance) / (1 − ordinary)),
-# and the test decides "at chance" once it reaches log((1 − β) / α), "ordinary" once it falls to
-# log(β / (1 − α)). With chance ≈ 0.35 and ordinary 0.75, a guesser gains about 0.35 a label, so 20
-# labels reach the bound (4.6) with high probability; an ordinary validator loses about 0.33 a label.
+# The binomial flag (`flags.random_guesser_flags`) waits for a minimum number of items, so a guesser
+# doing one short session escapes it. Wald's SPRT weighs every label as it comes, across sessions
+# and studies: H1 "at chance" against H0 "as an ordinary validator". With chance ≈ 0.35 and ordinary
+# 0.75, a guesser gains about 0.35 of log ratio a label, so 20 labels reach the bound (4.6).
 
 ORDINARY_AGREEMENT = 0.75  # below MultiNLI/SNLI's individual-vs-author agreement (85-89%): conservative
 SEQUENTIAL_ALPHA = 0.01  # an ordinary validator called a guesser
@@ -47,11 +42,9 @@ class SequentialResult:
     @property
     def holds_code(self) -> bool:
         """Whether a study holding codes at chance holds this one: posterior at least HOLD_POSTERIOR.
-
-        Weaker evidence than the flag's (a hold asks a researcher to look; it excludes nobody), so it
-        catches about 91% of 20-item uniform guessers while an ordinary validator (85% agreement) is
-        held almost never and a careless one (70%) about 2% of the time (simulated, tests/quality/
-        test_short_session_guessers.py)."""
+        Weaker evidence than the flag's (a hold asks a researcher to look; it excludes nobody): about
+        91% of 20-item uniform guessers held, an ordinary validator almost never, a careless one (70%)
+        about 2% of the time (simulated, tests/quality/test_short_session_guessers.py)."""
         return self.items > 0 and self.posterior_at_chance >= HOLD_POSTERIOR
 
     @property
@@ -93,12 +86,9 @@ def _wald_decision(log_ratio: float, alpha: float, beta: float) -> str:
 
 # --- one evidence over every task kind that collects judgments ---------------------------------
 #
-# Validation, recast (two-way) and adversarial verification labels have the label their pair was
-# written for; MPE items built from captions have none, grammaticality judgments have no reference
-# at all. Each answer is weighed against the best reference its item has: the written label, else a
-# researcher's reference label (catch trials too), else the other judges' most common answer. Each
-# kind of comparison is a stratum with its own chance and its own ordinary agreement, and the
-# strata's log-likelihood ratios add up (independent evidence), so every kind feeds the one test.
+# Each answer is weighed against the best reference its item has (`quality.selectors.
+# guesser_evidence_by_worker`); each kind of comparison is a stratum with its own chance and
+# ordinary agreement, and the strata's log-likelihood ratios add up (independent evidence).
 
 # An ordinary judge's agreement beyond chance, as Cohen's kappa: 0.75 on three balanced labels
 # (above) is (0.75 - 1/3) / (1 - 1/3) = 0.625 of the way from chance to full agreement.
@@ -140,7 +130,6 @@ class Stratum:
 def combined_sequential_test(strata: Iterable[Stratum]) -> SequentialResult:
     """Wald's test over several strata: each stratum's log-likelihood ratio (its own chance and
     ordinary agreement), added up; the decision on the sum, as `sequential_guesser_test` decides."""
-
     kept = [stratum for stratum in strata if stratum.items]
     results = []
     for stratum in kept:
@@ -171,9 +160,11 @@ def catch_only_flag(
     """A worker who gets catch trials right while their ordinary labels are probably at chance: one
     who found the catch trials some other way (shared answers, a pattern) and guesses the rest.
     Catch accuracy alone would rank them first; judged beside their ordinary labels, they are flagged."""
-    if catch_seen < CATCH_ONLY_MIN_SEEN or catch_matched / catch_seen < CATCH_ONLY_MIN_ACCURACY:
-        return None
-    if not evidence.holds_code:
+    if (
+        catch_seen < CATCH_ONLY_MIN_SEEN
+        or catch_matched / catch_seen < CATCH_ONLY_MIN_ACCURACY
+        or not evidence.holds_code
+    ):
         return None
     return WorkerFlag(
         worker=worker,
@@ -194,16 +185,11 @@ def catch_only_flag(
 
 # --- a quality test beside the chance test -----------------------------------------------------
 #
-# The chance test weighs "at chance" against "ordinary": a worker at 50-56% agreement gives it no
-# evidence either way, so a rule-based labeller (about half right, with no reading) was paid about
-# half the time. The quality test runs the same sequential machinery on two other hypotheses, the
-# study's own levels of accuracy: "poor" (H1, default 0.55) against "acceptable" (H0, default 0.75).
-# Accuracy is agreement with the truth; what is counted is agreement with a reference that is
-# itself right only so often, so each stratum turns both levels into the agreement expected against
-# its reference (`level_agreement`): a catch trial's researcher label is nearly the truth, the
-# written label is right about nine times in ten (SNLI: the author's label is the gold label for
-# 91.2% of pairs), one other judge only as often as an acceptable worker. A noisier reference brings
-# the two levels' agreements closer, so each of its labels weighs less.
+# A worker at 50-56% agreement gives the chance test no evidence either way, so a rule-based
+# labeller was paid about half the time. The quality test weighs the study's own levels, "poor"
+# (H1) against "acceptable" (H0), each turned into the agreement expected against a stratum's
+# reference, itself right only so often (`level_agreement`, `REFERENCE_ACCURACY`): a noisier
+# reference brings the levels closer, so each of its labels weighs less (docs/quality.md, "Two tests").
 
 DEFAULT_ACCEPTABLE_ACCURACY = 0.75
 DEFAULT_POOR_ACCURACY = 0.55
@@ -216,24 +202,16 @@ REFERENCE_ACCURACY = {
     "agreeing": 0.9,  # the answer two or more other judges agree on
     "one other": DEFAULT_ACCEPTABLE_ACCURACY,  # one other judge: as good as an acceptable worker, no better
 }
-# "Too fast" (median seconds per item below `too_fast_flags`' 4 s over 10 or more timed items) as
-# evidence: the likelihood ratio of being that fast for a poor worker against an acceptable one.
-# Reading a premise and a hypothesis takes longer; a few honest skimmers are that fast, most
-# workers who do not read are. A ratio of 4 moves even odds to 0.8, so a fast worker is held on
-# less agreement evidence than a careful one. Below half of it (2 s an item) nobody has read both
-# sentences: an honest worker that fast is a rare exception, a worker who does not read a common
-# case, and the ratio is 50 (it holds a bot at 70% agreement over 30 labels, not one at 77%).
+# "Too fast" (`too_fast_flags`' median below 4 s an item) as evidence: how much likelier that speed is
+# for a poor worker than an acceptable one. A few honest skimmers are that fast, most who do not
+# read are: 4 moves even odds to 0.8. Below 2 s an item nobody has read both sentences: 50.
 TOO_FAST_LIKELIHOOD_RATIO = 4.0
 FAR_TOO_FAST_LIKELIHOOD_RATIO = 50.0
 FAR_TOO_FAST_SECONDS = TOO_FAST_SECONDS / 2
 POOR, ACCEPTABLE = "poor", "acceptable"
-# Three outcomes at a completion (better than chance but worse than acceptable is not
-# paid): "poor" at least HOLD_POSTERIOR_POOR probable is held as poor; "poor" at least
-# PAY_POSTERIOR_POOR probable on the answers alone (they lean to poor, not yet decided) is held for
-# review, not paid; below it the code is paid. A worker at the acceptable level is held far less often than one
-# at the poor level: 0.7 was chosen from bench/quality_test.py's sweep (docs/quality.md, "Paid only
-# on evidence"): over a 30-label first study it holds about 0.84 of slow rule labellers rather than
-# 0.61, at the cost of about 0.07 of honest workers exactly at 75% rather than 0.013.
+# Three outcomes at a completion: "poor" at least HOLD_POSTERIOR_POOR probable is held as poor; at
+# least PAY_POSTERIOR_POOR on the answers alone, held for review, not paid; below it, paid. 0.7 from
+# bench/quality_test.py's sweep (docs/quality.md, "Paid only on evidence").
 HOLD_POSTERIOR_POOR = 0.9
 PAY_POSTERIOR_POOR = 0.7
 UNDECIDED_HELD = "undecided"

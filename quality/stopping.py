@@ -1,11 +1,9 @@
 """The confident stopping rule (docs/quality.md "Stopping rules"), run after an aggregation run.
 
-A split on the confident rule (`corpus.StoppingPolicy`) stops a pair taking labels once the
-Dawid–Skene posterior of its leading label, with the worker confusion matrices the run just fitted,
-reaches the split's threshold, unless that label is a minority of the pair's labels, or once the
-pair has the split's maximum of labels (`corpus.stopping.confident_stop`). The pairs leave the claim
-queue through `corpus.stopping_policies.stop_pairs` (one UPDATE per split). Their stored gold label stays the
-3-of-5 rule over the labels they have; the confident label is the run's (`AggregatedLabel`).
+A split on the confident rule stops a pair once the Dawid–Skene posterior of its leading label
+reaches the split's threshold (unless that label is a minority of the pair's labels), or at the
+split's maximum of labels (`corpus.stopping.confident_stop`), through
+`corpus.stopping_policies.stop_pairs`. The stored gold stays the 3-of-5 rule's.
 """
 
 from base.long_tasks import JobStatus

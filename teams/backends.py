@@ -1,19 +1,13 @@
 """The authentication backend of researchers: Django's ModelBackend, whose signed-in user arrives with
-their permissions and their roles in every team in the statement that reads the account.
+their permissions and their roles in every team in the statement that reads the account (docs/teams.md).
 
-Every researcher page asks whether the user holds the research permission (`base.permissions`) and
-which teams they reach in which role (`teams.access`). A superuser answers both without the
-database; any other researcher would pay a statement for their own permissions, one for their
-groups' and one for their memberships on every request. Here the three ride on the user's row (two
-array subqueries of a few rows each), kept on the user object for the request: Django keeps the
-permissions there the same way once read (`ModelBackend.get_all_permissions`), and `teams.access`
-reads the roles from there (`access.remember_roles`). A permission changed during a request is seen
-from the next request on, as with Django's own permission cache; a membership saved or deleted
-during it is read again at once (`teams.access`).
-
-The statement is written out: built by the ORM (two array subqueries, a union of joins) its
-compiling cost more than running it, on every request. Participants are signed in by `crowd.views`
-with ModelBackend itself, so their requests read their account as before.
+Every researcher page asks for the research permission (`base.permissions`) and the user's teams
+(`teams.access`): without this, three statements a request (permissions, groups' permissions,
+memberships). Here they ride on the user's row and are kept on the user object for the request, as
+Django keeps permissions once read; a permission changed during a request is seen from the next
+one on, a membership saved or deleted during it at once (`teams.access`). The statement is written
+out: built by the ORM, compiling it cost more than running it. Participants are signed in with
+ModelBackend itself (`crowd.views`).
 """
 
 from typing import Any

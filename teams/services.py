@@ -1,9 +1,7 @@
 """Joining a team, and the rule every change of members keeps: a team always has an owner.
 
-The audited membership changes (the dashboard's team page, `manage.py create_team`, the team
-admin) are `dashboard.team_members`': the audit log sits above this app, so the entries are
-written there, in the transaction of the change. Moving objects between teams is the command
-`move_to_team` (dashboard/management/commands)."""
+The audited membership changes are `dashboard.team_members`' (the audit log sits above this app,
+so the entries are written there, in the transaction of the change)."""
 
 from typing import Any
 

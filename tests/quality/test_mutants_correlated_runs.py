@@ -273,7 +273,7 @@ def test_the_pages_show_the_groups_of_each_datasets_latest_finished_run_in_scope
     pair = factories.pair(second, factories.premise(second), ["neutral", "neutral"])
     GroupDecidedPair.objects.create(run=second_latest, pair=pair, group=second_two, gold_label="neutral", reason="r")
 
-    shown = correlated_runs.latest_groups()
+    shown = correlated_runs.groups_of_runs(correlated_runs.latest_run_ids())
     assert [row["group"] for row in shown] == [first_one, empty, second_one, second_two]
     assert [row["dataset"] for row in shown] == [first, first, second, second]
     assert [row["members"] for row in shown] == [[w5], [], sorted([w1, w2, w3], key=lambda w: w.pk), [w4]]
@@ -281,7 +281,8 @@ def test_the_pages_show_the_groups_of_each_datasets_latest_finished_run_in_scope
     assert shown[0]["evidence"] == [{"worker_a": str(w5.pk), "co_errors": 4}] and shown[2]["evidence"] == []
     assert shown[2]["members"][0].user.username == "w1"
 
-    in_scope = correlated_runs.latest_groups(Scope.of_dataset(second))
+    in_scope = correlated_runs.groups_of_runs(correlated_runs.latest_run_ids(Scope.of_dataset(second)))
     assert [row["group"] for row in in_scope] == [second_one, second_two]
-    assert correlated_runs.latest_groups(Scope.of_dataset(factories.dataset("none-run"))) == []
+    no_run = Scope.of_dataset(factories.dataset("none-run"))
+    assert correlated_runs.groups_of_runs(correlated_runs.latest_run_ids(no_run)) == []
     assert Pair.objects.count() == 4

@@ -1,9 +1,5 @@
 """`python manage.py worker_flags [--dataset slug] [--auto-exclude]`: the quality flags, in words.
-
-Prints every flagged worker with each flag's reason and figures (quality/selectors.py). With
---auto-exclude, excludes the flagged workers who took part in a study that opted in
-(`Study.auto_exclude_flagged`); nobody else is ever excluded without a researcher.
-"""
+--auto-exclude excludes only the flagged workers of studies that opted in (`Study.auto_exclude_flagged`)."""
 
 from typing import Any
 
