@@ -7,7 +7,18 @@ import sys
 
 import pytest
 
-from scripts.mutation_pass import KILLED, SURVIVED, Mutant, MutantError, kill_rate, load_area, mutation_pass, table
+from scripts.mutation_pass import (
+    KILLED,
+    REPO,
+    SURVIVED,
+    Mutant,
+    MutantError,
+    area_names,
+    kill_rate,
+    load_area,
+    mutation_pass,
+    table,
+)
 
 CALC = "def is_adult(age):\n    return age >= 18\n"
 TEST = "from calc import is_adult\n\n\ndef test_eighteen_is_adult():\n    assert is_adult(18) and not is_adult(17)\n"
@@ -50,3 +61,15 @@ def test_a_mutant_whose_old_text_is_missing_stops_the_pass_naming_it(repo):
 def test_the_checks_area_declares_at_least_fifteen_mutants_with_tests():
     mutants = load_area("checks")
     assert len(mutants) >= 15 and all(mutant.tests and mutant.behaviour for mutant in mutants)
+
+
+def test_every_declared_mutant_still_applies_to_the_tree_once():
+    # A change that rewrites a line a mutant names makes the pass stop on it: caught here, in CI.
+    stale = []
+    for area in area_names():
+        for mutant in load_area(area):
+            path = REPO / mutant.path
+            found = path.read_text().count(mutant.old) if path.is_file() else 0
+            if found != 1 or not all((REPO / test.split("::")[0]).is_file() for test in mutant.tests):
+                stale.append((area, mutant.path, mutant.old[:60], found))
+    assert stale == []

@@ -21,8 +21,8 @@ MUTANTS = [
     # --- item 8: the client's address behind a proxy
     Mutant(
         path="base/login_throttle.py",
-        old='return address.split(",")[-1].strip()[:64]',
-        new='return address.split(",")[0].strip()[:64]',
+        old='return str(address).split(",")[-1].strip()[:64]',
+        new='return str(address).split(",")[0].strip()[:64]',
         tests=[LOGIN_PROXY],
         behaviour="the client's address is the last X-Forwarded-For entry, not the forgeable first",
     ),
@@ -104,15 +104,15 @@ MUTANTS = [
     ),
     # --- item 14: catch_only needs three catch trials
     Mutant(
-        path="quality/flags.py",
-        old="if catch_seen < CATCH_ONLY_MIN_SEEN or",
-        new="if catch_seen < 1 or",
+        path="quality/sequential.py",
+        old="        catch_seen < CATCH_ONLY_MIN_SEEN\n",
+        new="        catch_seen < 1\n",
         tests=[CATCH],
         behaviour="catch_only needs at least three catch trials",
     ),
     # --- more: the catch bar, the reaper, the lockout, the shape holds
     Mutant(
-        path="quality/flags.py",
+        path="quality/sequential.py",
         old="catch_matched / catch_seen < CATCH_ONLY_MIN_ACCURACY",
         new="catch_matched / catch_seen < 0.5",
         tests=[CATCH],

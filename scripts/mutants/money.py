@@ -227,8 +227,8 @@ MUTANTS = [
     ),
     Mutant(
         path=PAYMENTS_PY,
-        old="            payer=Payer.API,\n            state=PaymentState.CLAIMED,\n",
-        new="            state=PaymentState.CLAIMED,\n",
+        old="payer=Payer.API, state=PaymentState.CLAIMED, lease_until__lt=now",
+        new="state=PaymentState.CLAIMED, lease_until__lt=now",
         tests=[OWED],
         behaviour="52.1: a downloaded file's claim is reaped as a stale lease, so the pay button pays the file's bonuses",
     ),
