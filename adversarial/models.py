@@ -1,15 +1,7 @@
 """Adversarial writing rounds (ANLI §2): a target model, the premises it is attacked on, the study
-whose workers attack it, and every try they make.
-
-- `AdversarialStudy`: what an adversarial-writing study (crowd.Study, task kind `adversarial`) adds:
-  the limit of tries per task, the bonus per verified fooled example, the rate limit.
-- `Round`: one target model (a finished training run's checkpoint, or an external endpoint) and the
-  dataset whose premises it is attacked on and whose pairs the round produces. One open round per
-  study; closing it trains the next target and opens the next round on it.
-- `AdversarialTask`: the adversarial side of one writing claim (collection.WritingClaim): the
-  target label the writer must reach, and the one-line reason once the model was fooled.
-- `AdversarialTry`: one hypothesis sent to the model: its text, the prediction, the probabilities,
-  when, whether the model was fooled, and (for a fooled one) the verifiers' verdict.
+whose workers attack it, and every try they make. One open round per study; closing it trains the
+next target and opens the next round on it. An `AdversarialTask` is the adversarial side of one
+writing claim (collection.WritingClaim): the target label to reach, and the reason once fooled.
 """
 
 from django.db import models

@@ -1,11 +1,7 @@
 """Rounds (ANLI §2.2): closing one snapshots its data, trains the next target on everything so far
-through the training API (a run on the `gpu` queue), and opens the next round on the new checkpoint.
-
-`close_round` starts it (one transaction: the round marked closing, two snapshots requested);
-`advance_round` moves a closing round one step further each time it is called, and is safe to call
-any number of times from anywhere (the beat task `adversarial.advance_rounds`, the rounds page, a
-test): snapshots done -> launch the run; run done -> score it on this round's test set, open the
-next round. A failed snapshot or run is written to `Round.error` and the round waits for a person.
+(a run on the `gpu` queue), and opens the next round on the new checkpoint. `close_round` starts it
+in one transaction; `advance_round` moves a closing round one step a call, safe to call any number
+of times from anywhere. A failed snapshot or run goes to `Round.error` and the round waits for a person.
 """
 
 import logging
@@ -30,6 +26,7 @@ from .models import AdversarialTry, Round, RoundStatus, Verification
 logger = logging.getLogger(__name__)
 
 ADVANCE_TASK = "adversarial.advance_rounds"
+ADVANCED = "adversarial.round_advanced"  # the audit log's action of a step
 
 
 class RoundRefused(Exception):
@@ -101,21 +98,14 @@ def close_round(
         if next_config is not None:
             round_.next_config = next_config
         round_.save()
-        audit.record(
-            "adversarial.round_closed",
-            actor=user,
-            subject=round_,
-            subject_label=f"{round_.study.slug} round {round_.number}",
-            team_id=round_.study.team_id,
-            after={
-                "round_snapshot": round_.round_snapshot.pk,
-                "training_snapshot": round_.training_snapshot.pk,
-                "next_dataset": round_.next_dataset.slug if round_.next_dataset else None,
-                "next_model": round_.next_model,
-                "unverified_fooled": pending,
-            },
-            datasets=[round_.dataset.slug],
-        )
+        after = {
+            "round_snapshot": round_.round_snapshot.pk,
+            "training_snapshot": round_.training_snapshot.pk,
+            "next_dataset": round_.next_dataset.slug if round_.next_dataset else None,
+            "next_model": round_.next_model,
+            "unverified_fooled": pending,
+        }
+        _record("adversarial.round_closed", round_, user, after)
         transaction.on_commit(lambda: enqueue(ADVANCE_TASK))
     return round_
 
@@ -147,7 +137,7 @@ def advance_round(round_: Round, user: User | AnonymousUser | None = None) -> Ro
                 return _stuck(round_, f"the next target cannot be trained: {refused.message_dict}")
             round_.error = ""
             round_.save(update_fields=["next_run", "error"])
-            _record_advance(round_, user, {"step": "next target training", "training_run": round_.next_run.pk})
+            _record(ADVANCED, round_, user, {"step": "next target training", "training_run": round_.next_run.pk})
             return round_
         run = round_.next_run
         if run.status == RunStatus.FAILED:
@@ -170,7 +160,8 @@ def advance_round(round_: Round, user: User | AnonymousUser | None = None) -> Ro
             next_model=round_.next_model,
             next_config=round_.next_config,
         )
-        _record_advance(
+        _record(
+            ADVANCED,
             round_,
             user,
             {
@@ -185,12 +176,12 @@ def advance_round(round_: Round, user: User | AnonymousUser | None = None) -> Ro
         return opened
 
 
-def _record_advance(round_: Round, user: Any, after: dict[str, Any], datasets: list[str] | None = None) -> None:
+def _record(action: str, round_: Round, user: Any, after: dict[str, Any], datasets: list[str] | None = None) -> None:
     """The round's step in its study's team's audit log, in the step's transaction: by the
-    researcher who pressed "advance", or by nobody (None) when the beat moved it. Only steps
+    researcher who pressed the button, or by nobody (None) when the beat moved it. Only steps
     that changed something: the beat asks every minute, and a waiting round changes nothing."""
     audit.record(
-        "adversarial.round_advanced",
+        action,
         actor=user,
         subject=round_,
         subject_label=f"{round_.study.slug} round {round_.number}",

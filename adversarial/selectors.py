@@ -68,12 +68,9 @@ def study_rounds(study: Study) -> list[dict[str, Any]]:
 
 
 def export_rows(round_: Round) -> Iterator[tuple[str, dict[str, Any]]]:
-    """ANLI-style rows of one round, (split, row) in try order.
-
-    train: every try on a train premise (fooled or not) except fooled ones the verifiers discarded;
-    dev and test: verified fooled examples only. `label` is the writer's target label, `model_label`
-    the target's prediction, both as ANLI's letters (e / n / c).
-    """
+    """ANLI-style rows of one round, (split, row) in try order. train: every try on a train premise
+    except fooled ones the verifiers discarded; dev and test: verified fooled examples only. `label`
+    is the writer's target label, `model_label` the target's prediction, as ANLI's letters."""
     tries = (
         AdversarialTry.objects.filter(round=round_)
         .select_related("task__writing_claim__premise", "round__study")

@@ -1,13 +1,8 @@
 """Writes of the adversarial writing task: claiming a premise with a target label, one try at the
-model, the fooled writer's reason, and the end of a task (its pairs, its count for the study).
-
-Safety for a paid crowd, all enforced here rather than in the view:
-- a try is taken only on the worker's own open, unexpired claim in an open round (no free oracle);
-- the hypothesis is checked first (collection's writing rules) and a failing one never reaches the
-  model, so no prediction is returned for it;
-- each browser session may ask the model `AdversarialStudy.tries_per_minute` times a minute;
-- a bonus is recorded in the quality ledger only once verifiers uphold a fooled example
-  (verification.py).
+model, the fooled writer's reason, and the end of a task. Safety for a paid crowd, enforced here:
+a try only on the worker's own open claim in an open round (no free oracle); a hypothesis failing
+collection's writing rules never reaches the model; `AdversarialStudy.tries_per_minute` per
+browser session; a bonus only once verifiers uphold a fooled example (verification.py).
 """
 
 import random
@@ -54,8 +49,7 @@ class TryResult:
 
 
 def study_settings(study: Study) -> AdversarialStudy:
-    settings, _ = AdversarialStudy.objects.get_or_create(study=study)
-    return settings
+    return AdversarialStudy.objects.get_or_create(study=study)[0]
 
 
 def open_round(study: Study) -> Round | None:
@@ -74,12 +68,9 @@ def _next_target_label(round_: Round, premise: Premise) -> str:
 
 
 def claim_adversarial_task(worker: Worker, study_session: StudySession) -> AdversarialTask | None:
-    """The worker's open adversarial task in the study's open round, or a new one; None when no premise is left.
-
-    The premise is claimed by the writing task's own claim (collection's rule of `crowd.claiming`, the
-    claim of every task kind), so the concurrency rules of writing claims hold here too; the
-    adversarial task adds the round and the target label.
-    """
+    """The worker's open adversarial task in the study's open round, or a new one; None when no premise
+    is left. The premise is claimed by the writing task's own claim, so the concurrency rules of
+    writing claims hold here too; the adversarial task adds the round and the target label."""
     round_ = open_round(study_session.study)
     if round_ is None:
         return None
@@ -95,10 +86,7 @@ def claim_adversarial_task(worker: Worker, study_session: StudySession) -> Adver
         task = AdversarialTask.objects.filter(writing_claim=claim).first()
         if task is None:
             task = AdversarialTask.objects.create(
-                writing_claim=claim,
-                round=round_,
-                worker=worker,
-                target_label=_next_target_label(round_, claim.premise),
+                writing_claim=claim, round=round_, worker=worker, target_label=_next_target_label(round_, claim.premise)
             )
     return task
 
@@ -159,13 +147,10 @@ def _locked_open_task(worker: Worker, token: uuid.UUID | str) -> AdversarialTask
 def make_try(
     worker: Worker, token: uuid.UUID | str, hypothesis: str, session_key: str, typing_evidence: str | None = None
 ) -> TryResult:
-    """Check the hypothesis, ask the target, store the try (with how it was typed: authorship app);
-    returns TryResult.
-
+    """Check the hypothesis, ask the target, store the try (with how it was typed: authorship app).
     Raises ValidationError({"hypothesis": ...}) for a hypothesis that fails the checks (the model is
     not asked), AdversarialRefused / RateLimited, targets.TargetUnavailable (nothing stored), and
-    AdversarialTask.DoesNotExist for a token that is not the worker's.
-    """
+    AdversarialTask.DoesNotExist for a token that is not the worker's."""
     text = writing_rules.visible_text(hypothesis)
     try:
         return _try_once(worker, token, text, session_key, typing_evidence)
@@ -270,13 +255,9 @@ def give_reason(worker: Worker, token: uuid.UUID | str, reason: str) -> Adversar
 
 def _finish(task: AdversarialTask) -> None:
     """End the task in the caller's transaction: its pair, the claim submitted, the session's count.
-
-    Every try stays an AdversarialTry (with model_fooled and its round). The corpus gets one pair per
-    task, as a pair is one (premise, writer, label): the fooled try, on any split; the last try of an
-    unfooled task only on a train premise (ANLI §2.1: train may hold what the model got right, dev
-    and test only verified fooled examples). A fooled pair is queued for verification (the
-    validation task: two verifiers, a third on disagreement).
-    """
+    Every try stays an AdversarialTry; the corpus gets one pair per task (one premise, writer, label):
+    the fooled try on any split, an unfooled task's last try on a train premise only (ANLI §2.1: dev
+    and test hold only verified fooled examples). A fooled pair is queued for verification."""
     claim = WritingClaim.objects.select_for_update(of=("self",)).get(pk=task.writing_claim_id)
     premise = writing_claims.lock_written_premise(claim.premise_id)
     last = task.tries.order_by("-number").first()
@@ -308,9 +289,8 @@ def _finish(task: AdversarialTask) -> None:
 
 def withhold_examples_of_salad(study_session: StudySession | None) -> int:
     """A session writing salad (collection.shape_holds) sends its fooled examples to no verifier while
-    its code's hold waits: those queued before its refusals passed the threshold leave the queue, at
-    the refusal that passed it or at a task's end; releasing the hold queues them again
-    (`queue_released_examples`). Returns how many left the queue."""
+    its code's hold waits; releasing the hold queues them again (`queue_released_examples`). Returns
+    how many left the queue."""
     if study_session is None or not shape_holds.writes_salad(study_session):
         return 0
     return set_needs_validation(withheld_examples([study_session.pk], queued=True), False)

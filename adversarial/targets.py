@@ -1,19 +1,13 @@
-"""The target model a round's writers attack: a finished training run's checkpoint, or an external endpoint.
+"""The target model a round's writers attack: a finished training run's checkpoint, or an external
+endpoint; both answer {label: probability} over the three labels.
 
-Both answer `probabilities(premise, hypothesis)` -> {label: probability} over the three labels.
-
-Checkpoint targets are loaded once per web process (kept in memory by run id, as the artifacts
-app keeps its scoring model), after the file's SHA-256 is checked against the one the run
-recorded: a swapped or truncated file is refused, never served. Inference runs on the CPU, one
-pair at a time, under torch.no_grad, with ADVERSARIAL_TORCH_THREADS intra-op threads (default 1:
-a web worker serves many requests at once, and threads that wait for each other on a busy machine
-cost far more than they save on one short pair; bench/adversarial_endpoint.py).
-
-External endpoints speak a small JSON contract (docs/adversarial.md):
+Checkpoints are loaded once per web process after their SHA-256 is checked against the run's
+record (a swapped or truncated file is never served), and run on the CPU with
+ADVERSARIAL_TORCH_THREADS threads (default 1: a web worker serves many requests at once;
+bench/adversarial_endpoint.py). External endpoints speak a small JSON contract (docs/adversarial.md):
     POST <url>  {"premise": "...", "hypothesis": "..."}
     200         {"probabilities": {"entailment": 0.1, "neutral": 0.2, "contradiction": 0.7}}
-with a timeout and retries; when it stays down the worker is told so (TargetUnavailable) and the
-try is not counted.
+When a target stays down the worker is told so (TargetUnavailable) and the try is not counted.
 """
 
 import hashlib

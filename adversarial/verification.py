@@ -1,27 +1,16 @@
 """Verification of fooled examples as ANLI did it (§2.1, step 3).
 
-A fooled example's pair is queued for the platform's validation task (blind, keys 1/2/3: the
-verifier sees a pair like any other). Its verdict, from the verifiers' labels in the order given:
-- the first two agree: they decide;
-- they disagree: the third decides with the one it agrees with (no majority of three: discarded);
-- verified when the verifiers' majority is the writer's label, else discarded (kept out of dev/test).
-Verifiers are people other than the writer (a writer must not verify their own bonus): labels by the writer's own ids (seen on one
-of the writer's devices, `crowd.DeviceSighting`, or linked by the market, `crowd.WorkerLink`) and by excluded workers do not count, so the
-example (and its bonus) waits for verifiers who are not linked to the writer. Such ids are not
-offered the writer's pairs in the first place (`validation.selectors.claimable_pairs`).
-Verifiers are also kept apart from each other and from the writer by more than the device cookie
-(`Ties`): a verifier tied to the writer, or to a verifier counted before them, by a shared device
-or market link, by one small network group (`authorship.networks`: the same /24 or /48 as the
-server saw them) or by one correlated-error group of the dataset's latest aggregation run
-(`quality.correlated`) is not counted: a `VerifierTie` records whom and how, and the example stays
-pending until verifiers tied to nobody decide it. Two colluders in fresh browsers on one network
-verify nothing.
-Once decided the pair leaves the validation queue, so a third verifier is asked only on
-disagreement. Labels claimed before the verdict may still arrive; they never change it.
+A fooled example's pair is queued, blind, for the platform's validation task. The first two
+verifiers' labels decide when they agree, else the third decides with the one it agrees with (no
+majority of three: discarded); verified when the majority is the writer's label, else discarded.
 
-The existing gold rule is untouched: author + two agreeing verifiers is three of five votes, so a
-verified pair's gold label is the writer's label; a discarded one has no gold ('-') unless a
-later label makes three votes.
+A writer must not verify their own bonus: labels by the writer's own ids (`crowd.DeviceSighting`,
+`crowd.WorkerLink`) and by excluded workers do not count. Verifiers are also kept apart from each
+other and from the writer (`Ties`: a device or market link, one small network group, one
+correlated-error group); a tied verifier is not counted, a `VerifierTie` records whom and how, and
+the example waits for verifiers tied to nobody. Once decided the pair leaves the validation queue;
+later labels never change the verdict. The gold rule is untouched: author + two agreeing verifiers
+is three of five votes, so a verified pair's gold label is the writer's.
 """
 
 from collections import Counter
@@ -117,11 +106,9 @@ def correlated_peers(people: set[int], dataset_ids: set[int]) -> dict[int, set[i
 
 
 def settle(pair_ids):
-    """Decide every pending fooled try among these pairs that has its verifiers; returns the tries decided.
-
-    In the caller's transaction (the validation submit's, through validation.signals), so the verdict,
-    the queue and the bonus commit with the labels.
-    """
+    """Decide every pending fooled try among these pairs that has its verifiers; returns the tries
+    decided. In the caller's transaction (the validation submit's), so the verdict, the queue and the
+    bonus commit with the labels."""
     # Most labels are of pairs no model was tried on: a plain look first (the locking read below,
     # four joins deep, cost a third of a validation submit's Python in building its SQL).
     if not AdversarialTry.objects.filter(pair_id__in=list(pair_ids), verification=Verification.PENDING).exists():

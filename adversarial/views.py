@@ -1,9 +1,8 @@
-"""The adversarial writing task's pages: the next task, the task (tries and the reason), a try as JSON.
+"""The adversarial writing task's pages: the next task, the task (tries and the reason), a try.
 
-Plain forms, so the page works by keyboard alone and without script: the hypothesis box has focus,
-Enter sends it, the answer (the model's label and confidence) is on the next page at once, and a
-fooled try puts the focus on the one-line reason. A client that asks for JSON (Accept:
-application/json) gets the try's answer as JSON instead (bench/adversarial_endpoint.py).
+Plain forms, so the page works by keyboard alone and without script: Enter sends the hypothesis,
+the model's answer is on the next page at once, and a fooled try puts the focus on the reason. A
+client that asks for JSON (Accept: application/json) gets the try's answer as JSON instead.
 """
 
 import uuid
@@ -152,7 +151,8 @@ def adversarial_try(request: AuthenticatedRequest, token: uuid.UUID) -> HttpResp
     except services.RateLimited as error:
         return _refused(request, token, {"hypothesis": [str(error)]}, text, 429)
     except (services.AdversarialRefused, targets.TargetUnavailable) as error:
-        return _refused(request, token, {"hypothesis": [str(error)]}, text, 409 if not _down(error) else 503)
+        status = 503 if isinstance(error, targets.TargetUnavailable) else 409
+        return _refused(request, token, {"hypothesis": [str(error)]}, text, status)
     attempt = result.attempt
     if _wants_json(request):
         return JsonResponse(
@@ -169,10 +169,6 @@ def adversarial_try(request: AuthenticatedRequest, token: uuid.UUID) -> HttpResp
         messages.info(request, "The model got all your tries right; thank you. Here is the next premise.")
         return redirect("adversarial:next")
     return redirect("adversarial:task", token=token)
-
-
-def _down(error: Exception) -> bool:
-    return isinstance(error, targets.TargetUnavailable)
 
 
 def _refused(

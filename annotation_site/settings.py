@@ -1,8 +1,6 @@
-"""Settings for the NLI annotation platform.
-
-Everything comes from environment variables. With none set, the platform runs embedded:
-the embedded PostgreSQL cluster in var/postgres/ (scripts/with_database.py starts it) and Celery
-tasks executed in-process.
+"""Settings for the NLI annotation platform, all from environment variables. With none set, the
+platform runs embedded: the PostgreSQL cluster in var/postgres/ (scripts/with_database.py starts
+it) and Celery tasks executed in-process.
 """
 
 import os
@@ -71,9 +69,8 @@ if env_bool("SECURE_PROXY_SSL_HEADER"):
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
-# Content security policy (django-csp): scripts and styles from this site only, no inline
-# scripts (pages load static files); inline style attributes stay allowed for progress bars.
-# Forms may post back to MTurk (externalSubmit) only.
+# Content security policy (django-csp): scripts and styles from this site only, no inline scripts;
+# inline style attributes stay allowed for progress bars. Forms may post back to MTurk only.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
@@ -170,10 +167,9 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "annotation_site.wsgi.application"
 
-# PostgreSQL is the platform's one database (docs/deployment.md). DATABASE_URL names the server (CI,
-# production, a developer's own); without it, the embedded cluster that `make demo` and `make test`
-# start in var/postgres/ (scripts/with_database.py sets DATABASE_URL to it while it runs; this default
-# names the same cluster for a command run beside one, e.g. `manage.py shell` next to `make demo`).
+# PostgreSQL is the platform's one database (docs/deployment.md). Without DATABASE_URL: the embedded
+# cluster in var/postgres/ that `make demo` and `make test` start (scripts/with_database.py), so a
+# command run beside one (`manage.py shell` next to `make demo`) finds it.
 EMBEDDED_DATABASE_URL = f"postgres://postgres@{quote(str(BASE_DIR / 'var' / 'postgres'), safe='')}/nli"
 DATABASES = {
     "default": dj_database_url.parse(
@@ -188,22 +184,18 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         "unset to use the embedded cluster that `make demo` and `make test` start (docs/deployment.md)."
     )
 if not env_bool("DATABASE_JIT"):
-    # PostgreSQL compiles any plan whose estimated cost passes jit_above_cost. The platform's
-    # statements are short index walks whose estimates grow with the tables (and with stale
-    # statistics) while their run time does not: compiling cost many times the statement itself
-    # (an export page, a recompute's check; bench/RESULTS-docstrings.md). DATABASE_JIT=1 turns it back on.
+    # The platform's statements are short index walks whose estimated cost grows with the tables
+    # while their run time does not: JIT compiling cost many times the statement itself
+    # (bench/RESULTS-docstrings.md). DATABASE_JIT=1 turns it back on.
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"]["options"] = "-c jit=off"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # A researcher's account is read with their permissions and team roles in one statement
-# (teams.backends); participants are signed in with ModelBackend itself (crowd.views), which stays
-# listed for their sessions.
+# (teams.backends); participants are signed in with ModelBackend (crowd.views), listed for their sessions.
 AUTHENTICATION_BACKENDS = ["teams.backends.MemberBackend", "django.contrib.auth.backends.ModelBackend"]
 
-AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
-]
+AUTH_PASSWORD_VALIDATORS = [{"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"}]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -213,21 +205,16 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "var" / "static"))
 STATICFILES_DIRS = [BASE_DIR / "static"]
-# How static files are served (WhiteNoise, by the application; docs/deployment.md), one rule:
-# STATIC_MANIFEST on (the default with DEBUG off, so in production): pages name compressed
-# files with a content hash (css/site.3f2a….css) that `collectstatic` wrote to STATIC_ROOT, and
-# those are served with a year's Cache-Control; a page whose file was never collected fails
-# loudly ("Missing staticfiles manifest entry"). Off (the default with DEBUG on: workstations, the
-# test suite): plain names, read from static/ as they are, no collectstatic needed.
+# Static files (WhiteNoise, docs/deployment.md). STATIC_MANIFEST on (the default with DEBUG off):
+# hashed, compressed names that `collectstatic` wrote to STATIC_ROOT, served with a year's
+# Cache-Control; a file never collected fails loudly. Off (DEBUG on): plain names read from static/.
 # The Dockerfile and `make serve` collect with it on, whatever DEBUG is.
 STATIC_MANIFEST = env_bool("STATIC_MANIFEST", default=not DEBUG)
 WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = not STATIC_MANIFEST
 
-# Failed logins on these pages are limited in the cache (base/login_throttle.py): per
-# account (its name as Django normalises it) from one address, FAILURES_PER_USERNAME free failures
-# and then pauses from FIRST_DELAY_SECONDS doubling up to MAX_DELAY_SECONDS; per address across
-# accounts and per account across addresses (addresses it logged in from before are spared) within
-# WINDOW_SECONDS.
+# Failed logins on these pages, limited in the cache (base/login_throttle.py): per account from
+# one address, FAILURES_PER_USERNAME free failures, then pauses doubling from FIRST_DELAY_SECONDS up
+# to MAX_DELAY_SECONDS; per address and per account (known addresses spared) within WINDOW_SECONDS.
 LOGIN_THROTTLE = {
     "PATHS": ("/accounts/login/", "/admin/login/"),
     "FAILURES_PER_USERNAME": int(os.environ.get("LOGIN_FAILURES_PER_USERNAME", "5")),
@@ -251,17 +238,13 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Where snapshots and checkpoints are written. Single-host Celery workers share this folder; GPU nodes on
-# other machines use their own DATA_DIR (for their snapshot cache) and reach the files over the API.
+# Where snapshots and checkpoints are written; GPU nodes on other machines reach the files over the API.
 DATA_DIR = Path(os.environ.get("DATA_DIR", BASE_DIR / "var"))
 SNAPSHOT_DIR = Path(os.environ.get("SNAPSHOT_DIR", DATA_DIR / "snapshots"))
 CHECKPOINT_DIR = Path(os.environ.get("CHECKPOINT_DIR", DATA_DIR / "checkpoints"))
-# Uploads (dashboard imports, base/uploads.py): a file over UPLOAD_MAX_BYTES is refused
-# while the request body streams (LimitedUploadHandler, first of the handlers), with a message
-# that names the limit and this setting; nothing of it is written. Below the limit, Django keeps
-# a file up to FILE_UPLOAD_MAX_MEMORY_SIZE in memory and writes a larger one to a temporary file
-# as it arrives; the form's other fields together may hold DATA_UPLOAD_MAX_MEMORY_SIZE (Django's
-# 2.5 MB defaults, stated here so no one raises them for a large file: they are not its limit).
+# Uploads (base/uploads.py): a file over UPLOAD_MAX_BYTES is refused while the body streams
+# (LimitedUploadHandler, first of the handlers); nothing of it is written. The two memory sizes are
+# Django's 2.5 MB defaults, stated so no one raises them for a large file: they are not its limit.
 UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(1024**3)))
 FILE_UPLOAD_HANDLERS = [
     "base.uploads.LimitedUploadHandler",
@@ -280,31 +263,26 @@ TRAINING_MAX_RESTARTS = int(os.environ.get("TRAINING_MAX_RESTARTS", "2"))
 # requeued (up to TRAINING_MAX_RESTARTS) instead of failed.
 REAPER_INTERVAL_SECONDS = float(os.environ.get("REAPER_INTERVAL_SECONDS", "120"))
 TRAINING_REAP_REQUEUE = env_bool("TRAINING_REAP_REQUEUE", default=False)
-# Every other long task (exports, aggregation runs, tagging jobs, monitor refreshes, imports:
-# base/long_tasks.py): a heartbeat on its row every LONG_TASK_HEARTBEAT_SECONDS; one
-# silent for LONG_TASK_STALE_SECONDS lost its process, and the reaper (every
-# LONG_TASK_REAPER_SECONDS) starts it again, up to LONG_TASK_MAX_RESTARTS times, or fails it.
+# Every other long task (base/long_tasks.py): one silent for LONG_TASK_STALE_SECONDS lost its
+# process; the reaper starts it again, up to LONG_TASK_MAX_RESTARTS times, or fails it.
 LONG_TASK_HEARTBEAT_SECONDS = float(os.environ.get("LONG_TASK_HEARTBEAT_SECONDS", "10"))
 LONG_TASK_STALE_SECONDS = float(os.environ.get("LONG_TASK_STALE_SECONDS", "120"))
 LONG_TASK_REAPER_SECONDS = float(os.environ.get("LONG_TASK_REAPER_SECONDS", "60"))
 LONG_TASK_MAX_RESTARTS = int(os.environ.get("LONG_TASK_MAX_RESTARTS", "2"))
 
-# A GPU node on another machine (docs/gpu-nodes.md): it reaches the platform at PLATFORM_URL with a
-# node token (`manage.py create_node_token`), fetches snapshots into a local cache and holds
-# no database credentials; without DATABASE_URL any ORM use on it fails loudly (dummy backend).
+# A GPU node on another machine (docs/gpu-nodes.md) reaches the platform at PLATFORM_URL with a node
+# token and holds no database credentials: without DATABASE_URL any ORM use fails loudly (dummy backend).
 PLATFORM_URL = os.environ.get("PLATFORM_URL", "")
-# NODE_TOKEN was WORKER_TOKEN before the GPU machines were called nodes throughout; the old
-# variable still works, so a node configured before the rename keeps reaching the platform.
+# WORKER_TOKEN, its old name, still works: a node configured before the rename keeps working.
 NODE_TOKEN = os.environ.get("NODE_TOKEN", "") or os.environ.get("WORKER_TOKEN", "")
 SNAPSHOT_CACHE_DIR = Path(os.environ.get("SNAPSHOT_CACHE_DIR", DATA_DIR / "snapshot-cache"))
 SNAPSHOT_CACHE_MAX_BYTES = int(float(os.environ.get("SNAPSHOT_CACHE_MAX_GB", "20")) * 1024**3)
 if PLATFORM_URL and NODE_TOKEN and not os.environ.get("DATABASE_URL"):
     DATABASES = {"default": {"ENGINE": "django.db.backends.dummy"}}
 
-# Crowd markets by their APIs (markets/, docs/markets.md). Credentials are sealed with Fernet keys
-# from MARKET_CREDENTIALS_KEY (comma-separated: the first seals, all open, so a key can be rotated);
-# without one, no connection can be saved. The APIs' addresses are settings, never a researcher's
-# input: the published ones by default, a stand-in's in tests.
+# Crowd markets (docs/markets.md). Credentials are sealed with Fernet keys from MARKET_CREDENTIALS_KEY
+# (comma-separated: the first seals, all open, so a key can be rotated). The APIs' addresses are
+# settings, never a researcher's input.
 MARKET_CREDENTIALS_KEY = os.environ.get("MARKET_CREDENTIALS_KEY", "")
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 MTURK_ENDPOINT_URL = os.environ.get("MTURK_ENDPOINT_URL", "")
@@ -328,10 +306,8 @@ MARKET_PAYMENT_LEASE_SECONDS = int(os.environ.get("MARKET_PAYMENT_LEASE_SECONDS"
 # for a pay whose answer proved nothing only when made this long after the pay (markets.answers).
 MARKET_RECORD_SETTLE_SECONDS = int(os.environ.get("MARKET_RECORD_SETTLE_SECONDS", "900"))
 
-# Files that more than one host reads (uploads, snapshots, releases, checkpoints) go through
-# Django's storage API (base/file_storage.py). Unset: the local folders above (one host).
-# With an S3-compatible bucket (django-storages), each kind is a key prefix in it and no disk is
-# shared between web hosts, Celery workers and GPU nodes (docs/deployment.md).
+# Files that more than one host reads go through Django's storage API (base/file_storage.py): the
+# local folders above, or with a bucket an S3-compatible store shared by every host (docs/deployment.md).
 OBJECT_STORAGE_BUCKET = os.environ.get("OBJECT_STORAGE_BUCKET", "")
 STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -374,9 +350,8 @@ class NliSettings(TypedDict):
 NLI: NliSettings = {
     "WRITING_CLAIM_MINUTES": int(os.environ.get("WRITING_CLAIM_MINUTES", "30")),
     "VALIDATION_CLAIM_MINUTES": int(os.environ.get("VALIDATION_CLAIM_MINUTES", "20")),
-    # A task page warns this long before its hold ends and offers "More time" (crowd.holds), which
-    # a hold gets while it is younger than HOLD_EXTENSIONS claim periods (so it ends at most
-    # 1 + HOLD_EXTENSIONS periods after its claim); once it ran out it may be taken back
+    # A task page warns this long before its hold ends and offers "More time" while the hold is
+    # younger than HOLD_EXTENSIONS claim periods; once it ran out it may be taken back
     # HOLD_TAKE_BACKS times. Neither while another participant waits for work (docs/holds.md).
     "HOLD_WARNING_MINUTES": float(os.environ.get("HOLD_WARNING_MINUTES", "3")),
     "HOLD_EXTENSIONS": int(os.environ.get("HOLD_EXTENSIONS", "1")),
@@ -387,27 +362,19 @@ NLI: NliSettings = {
     "DEFAULT_DATASET": os.environ.get("NLI_DEFAULT_DATASET", "collected"),
 }
 
-# Dashboard aggregates (and their figures) are cached this many seconds per page, dataset and
-# split, so many open dashboards cost one set of queries per interval; 0 turns the cache off.
+# Dashboard aggregates are cached this many seconds per page, dataset and split; 0 turns it off.
 DASHBOARD_CACHE_SECONDS = int(os.environ.get("DASHBOARD_CACHE_SECONDS", "5"))
-# From this many pairs on, a stale dashboard figure is shown at once while a Celery task
-# recomputes it, instead of making the researcher wait for the aggregate.
+# From this many pairs on, a stale dashboard figure is shown at once while a task recomputes it.
 DASHBOARD_LARGE_PAIRS = int(os.environ.get("DASHBOARD_LARGE_PAIRS", "200000"))
 
-# A cache shared by web processes and Celery workers (Redis) when CACHE_URL is set; otherwise
-# each process has its own (fine for the embedded mode, where tasks run in-process).
+# A cache shared by web processes and Celery workers (Redis) when CACHE_URL is set; else per process.
 CACHE_URL = os.environ.get("CACHE_URL", "")
 if CACHE_URL:
     CACHES = {
-        "default": {
-            "BACKEND": "base.redis_cache.SharedClientRedisCache",
-            "LOCATION": CACHE_URL,
-            "KEY_PREFIX": "nli",
-        }
+        "default": {"BACKEND": "base.redis_cache.SharedClientRedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "nli"}
     }
-    # Every logged-in request read its session row through the ORM; from the shared cache it is
-    # one Redis GET (the database keeps every session too, so a flushed cache loses nothing).
-    # Never with per-process caches: another process would read its own stale copy.
+    # A session read is one Redis GET (the database keeps every session too, so a flushed cache loses
+    # nothing). Never with per-process caches: another process would read its own stale copy.
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -423,9 +390,8 @@ if CELERY_TASK_ALWAYS_EAGER:
     # Eager tasks still open a producer; kombu's in-memory transport needs no server (and does
     # not warn "No hostname was supplied" on every task, as the default AMQP transport did).
     CELERY_BROKER_URL = "memory://localhost/"
-# Without a broker, where tasks run: "background" (a thread of the web process, so no request
-# waits for an export or a training run; `runserver` and the WSGI app set it) or "inline" (in
-# the caller, as commands and tests want: the default).
+# Without a broker, where tasks run: "background" (a thread of the web process, so no request waits;
+# `runserver` and the WSGI app set it) or "inline" (in the caller, as commands and tests want).
 EMBEDDED_TASKS = os.environ.get("EMBEDDED_TASKS", "inline")
 if EMBEDDED_TASKS not in ("background", "inline"):
     raise RuntimeError(f"EMBEDDED_TASKS must be 'background' or 'inline', not {EMBEDDED_TASKS!r}")
@@ -443,26 +409,22 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 # Artifacts: new pairs are tagged (and the monitor refreshed) by a Celery worker after their
-# transaction commits; off in the embedded mode, where the task would run inside the request (or
-# inside import_pairs, with no progress shown: the command tags with its own bar instead).
+# transaction commits; off in the embedded mode, where the task would run inside the request.
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=HAS_BROKER)
-# Writing submits queue the arrival task once per this many seconds per web process, to start
-# that much later (base.task_queue.enqueue_coalesced): tags come that much later, one task
-# a window tags a burst's pairs together.
+# Writing submits queue the arrival task once per this many seconds per web process, to start that
+# much later (base.task_queue.enqueue_coalesced): one task a window tags a burst's pairs together.
 ARTIFACTS_ARRIVAL_COALESCE_SECONDS = float(os.environ.get("ARTIFACTS_ARRIVAL_COALESCE_SECONDS", "5"))
 ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", default=True)  # studies: StudyNudge
 ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIRS", "3000"))
-# Folding the maintained tallies' deltas (corpus.tallies.fold): on the beat only, with a broker or
-# without; a fold drawn by a writer's commit ran inside that writer's request (a fold reads every
-# tally table).
+# Folding the maintained tallies' deltas (corpus.tallies.fold): on the beat only, never in a
+# writer's request (a fold reads every tally table).
 TALLY_FOLD_INTERVAL_SECONDS = float(os.environ.get("TALLY_FOLD_INTERVAL_SECONDS", "60"))
 # How often the beat starts an aggregation run (and so the correlated-error check) on each
 # dataset whose code-holding studies got labels since its last run (quality.aggregation_runs).
 CORRELATED_CHECK_INTERVAL_SECONDS = float(os.environ.get("CORRELATED_CHECK_INTERVAL_SECONDS", "900"))
 ARTIFACTS_PARSE_TREES = env_bool("ARTIFACTS_PARSE_TREES", default=True)  # Penn trees of written pairs, same spaCy pass
-# A tagging job this large tags in a spawned process of its own while the job's process reads and
-# stores (artifacts.services.run_tagging_job); below it, the spawned tagger's start costs more
-# than the overlap saves (bench/RESULTS-docstrings.md).
+# A tagging job this large tags in a spawned process of its own (artifacts.services.run_tagging_job);
+# below it, the spawned tagger's start costs more than the overlap saves (bench/RESULTS-docstrings.md).
 ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS = int(os.environ.get("ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS", "20000"))
 # Such a job's tagging processes when it parses pairs written on the platform (tag + parse costs
 # more than the tagger alone per core): two reach the tagger's speed (artifacts.services.job_processes).
@@ -478,23 +440,19 @@ CELERY_BEAT_SCHEDULE = {
     "artifacts-monitor": {"task": "artifacts.periodic_monitor", "schedule": 3600.0},
     # Flagged workers of studies that opted in to automatic exclusion (off by default).
     "quality-auto-exclude-flagged": {"task": "quality.auto_exclude_flagged", "schedule": 3600.0},
-    # Datasets of code-holding studies with labels since their last aggregation run: a run, so the
-    # correlated-error check finds rule-sharing ids and holds their money without a researcher's button.
+    # Datasets of code-holding studies with new labels: a run, so the correlated-error check holds money unasked.
     "quality-aggregate-changed-datasets": {
         "task": "quality.aggregate_changed_datasets",
         "schedule": CORRELATED_CHECK_INTERVAL_SECONDS,
     },
-    # Expired validation, per-premise (MPE §5.2) and grammaticality claims marked expired, their
-    # pairs' held places recounted (claims do it lazily too; validation/tasks.py).
+    # Expired validation, per-premise and grammaticality claims marked expired (validation/tasks.py).
     "validation-release-expired-claims": {
         "task": "validation.release_expired_claims",
         "schedule": float(os.environ.get("CLAIM_RELEASE_INTERVAL_SECONDS", "300")),
     },
-    # Every maintained tally's deltas folded into one row per key (corpus/tasks.py), the
-    # hypothesis and tag tallies' included (corpus.tallies.MAINTAINED).
+    # Every maintained tally's deltas folded into one row per key (corpus/tasks.py).
     "corpus-fold-tallies": {"task": "corpus.fold_tallies", "schedule": TALLY_FOLD_INTERVAL_SECONDS},
-    # Crowd markets (docs/markets.md): MTurk assignments polled, checked sessions approved, payments
-    # whose answer was lost reconciled against the market's record.
+    # Crowd markets (docs/markets.md): assignments polled, sessions approved, lost payments reconciled.
     "markets-poll-mturk": {"task": "markets.poll_mturk_assignments", "schedule": 300.0},
     "markets-approve-checked": {"task": "markets.approve_checked_sessions", "schedule": 300.0},
     "markets-reconcile-payments": {"task": "markets.reconcile_bonus_payments", "schedule": 600.0},
@@ -502,8 +460,7 @@ CELERY_BEAT_SCHEDULE = {
     "markets-check-arrivals": {"task": "markets.check_pending_arrivals", "schedule": 300.0},
     # Training runs whose whole Celery worker died: failed (or requeued) without a human.
     "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
-    # Exports, aggregation runs, tagging jobs, refreshes and imports whose process died: started
-    # again or failed within minutes (base/long_tasks.py), not after the broker's 6 h.
+    # Long tasks whose process died: started again or failed within minutes (base/long_tasks.py).
     "reap-long-tasks": {"task": "annotation_site.reap_long_tasks", "schedule": LONG_TASK_REAPER_SECONDS},
     # Personal data past its study's retention pseudonymised (privacy/services.py, docs/privacy.md).
     "privacy-apply-retention": {"task": "privacy.apply_retention", "schedule": 86400.0},
@@ -555,9 +512,8 @@ LOG_LEVEL = os.environ.get("LOG_LEVEL", "WARNING")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    # The handler has the level too: records of Django's loggers reach the root's handler by
-    # propagation, which skips the root's level, so runserver's INFO lines ("Watching for file
-    # changes") were printed twice, once by Django's own console handler and once here.
+    # The handler has the level too: propagation skips the root's level, so Django's INFO lines
+    # were printed twice, once by its own console handler and once here.
     "handlers": {"console": {"class": "logging.StreamHandler", "level": LOG_LEVEL}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
 }

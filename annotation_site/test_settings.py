@@ -8,10 +8,8 @@ import os
 os.environ.setdefault("DEBUG", "1")
 # A fixed Fernet key for the tests' market connections (markets/sealing.py); never a real one.
 os.environ.setdefault("MARKET_CREDENTIALS_KEY", "dGVzdC1vbmx5LW1hcmtldC1rZXktMzItYnl0ZXMhIT0=")
-# The suite's corpora are small, and a test of the large corpus's path sets the size itself. The
-# dashboard takes the highest pair id for the corpus's size (figure_cache.corpus_is_large), and
-# on a test database reused run after run the ids pass 200,000 with a handful of pairs (a flush
-# deletes rows; ids are never given again): every page then took the large path.
+# The dashboard takes the highest pair id for the corpus's size (figure_cache.corpus_is_large): on a
+# reused test database the ids pass any threshold with a handful of pairs. A test of the large path sets it.
 os.environ.setdefault("DASHBOARD_LARGE_PAIRS", str(10**12))
 
 
@@ -28,10 +26,9 @@ def _redis_database_of_xdist_process(url: str, number_of_process: int) -> str:
     return urlunparse(parsed._replace(path=f"/{number}"))
 
 
-# pytest-xdist names each of its test processes (gw0, gw1, ...) in PYTEST_XDIST_WORKER before
-# settings load. Its database gets a suffix from pytest-django; its Redis databases come from here,
+# Each pytest-xdist process (PYTEST_XDIST_WORKER: gw0, gw1, ...) gets its Redis databases here,
 # written back to the environment so that the Celery workers and servers it starts share them, and
-# marked so that they, loading these settings in turn with the same name, do not move them again.
+# marked so that they, loading these settings in turn, do not move them again.
 _xdist_process = os.environ.get("PYTEST_XDIST_WORKER", "")
 if _xdist_process and os.environ.get("NLI_REDIS_OF_XDIST_PROCESS") != _xdist_process:
     for _name in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL"):
@@ -42,9 +39,6 @@ if _xdist_process and os.environ.get("NLI_REDIS_OF_XDIST_PROCESS") != _xdist_pro
 
 from .settings import *  # noqa: E402, F403
 
-# New pairs are not tagged in the background unless a test asks (tests/artifacts turn it on): with
-# a broker (CI) every test that committed an import queued a tagging of its pairs on the session's
-# Celery worker, which tagged 10,000 SNLI pairs beside the suite after the test had ended, and the
-# test's flush waited for its locks (seconds of every such teardown). Production's default is unchanged
-# (settings.ARTIFACTS_ON_ARRIVAL: on with a broker).
+# New pairs are not tagged in the background unless a test asks (tests/artifacts): with a broker,
+# a tagging queued by one test ran on after it ended, and the next flush waited for its locks.
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=False)  # noqa: F405

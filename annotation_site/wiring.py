@@ -1,32 +1,13 @@
 """The composition root's wiring: the task apps registered into the layers beneath them (docs/architecture.md).
 
 The root (annotation_site's settings.py, urls.py, this module, apps.py and wsgi.py) is the top
-layer: it names every app by design, and no app imports it (tests/test_layering.py sees every
-arrow, the root's own too). The apps beneath declare what they need of apps they must not name,
-and `register()` registers the task apps into them. `annotation_site.apps.SiteConfig.ready` calls it, so
-every process that sets Django up has them: web servers, Celery workers, commands, tests.
+layer: it names every app by design, and no app imports it (tests/test_layering.py). The apps
+beneath declare what they need of apps they must not name, and `register()`, called by
+`annotation_site.apps.SiteConfig.ready` in every process, registers the task apps into them (every
+concrete `crowd.TaskClaim` is in `CLAIM_MODELS`: tests/crowd/test_claim_wiring.py).
 
-- crowd (`crowd.registry.TaskApps`): the URL name of the next task of a study of each kind
-  (`NEXT_TASK_URL`), DNC's grammaticality task, every concrete `crowd.TaskClaim` of the task apps
-  (`CLAIM_MODELS`, whose open claims crowd releases when a worker starts another study session,
-  is excluded or their submission ends on the market; tests/crowd/test_claim_wiring.py checks that
-  none is missing), the quality app's qualification test for studies with access "qualified", the
-  consent app's check that a visit agreed to its study's information sheet (`consent.selectors.consent_refusal`),
-  its worker flags for the approval and bonus lists, the URL namespaces of the researchers'
-  pages, whose forms a browser previewing a study is refused (`RESEARCHER_NAMESPACES`), and the
-  check that a study's catch-trial share can be met (`validation.selectors.study_catch_shortfall`)
-  and whether its market confirms each participant id (`markets.identity.confirms_each_participant`);
-- modeling (`modeling.snapshots.extra_files`): the files a snapshot holds beside the pairs' that
-  other apps of modeling's layer keep: MPE's per-premise labels (validation), `premise_labels.tsv`;
-- validation (`validation.claim_order`): a study's preference in the claim order, the model
-  annotators' triage (`model_annotators.triage.claim_preference`).
-
-Besides: `load_before_first_request()`, what the task apps load on first use and a web server
-loads at start instead (annotation_site/wsgi.py), and in the embedded mode the beat
-schedule's thread (base/embedded_beat.py); `long_task_kinds()` and the Celery task `reap_long_tasks()` (registered in every
-Celery worker by settings.CELERY_IMPORTS, on the beat of settings.CELERY_BEAT_SCHEDULE): every
-long task with a status row (exports, aggregation runs, tagging jobs, monitor refreshes, imports)
-and the one reaper that restarts or fails those whose process died (base/long_tasks.py).
+Besides: `load_before_first_request()`, and `long_task_kinds()` with the Celery task
+`reap_long_tasks()`: the one reaper that restarts or fails the long tasks whose process died.
 """
 
 from django.conf import settings
@@ -109,10 +90,9 @@ def remove_withdrawn_visit(study_session: StudySession) -> str:
 
 
 def load_before_first_request() -> None:
-    """Load what would make a server process's first request of a kind slow: the writing checks'
-    English word list (wordfreq) and the task modules and broker client a submit's first
-    `enqueue` imports. Loaded on first use, each process's first submit was the writing submit's
-    p99 at human pace (bench/human_pace.py; figures in bench/RESULTS-docstrings.md). Tests and
+    """Load what would make a server process's first request of a kind slow (the writing checks' word
+    list, the task modules and broker client a submit's first `enqueue` imports: loaded on first use,
+    each process's first submit was the writing submit's p99; bench/RESULTS-docstrings.md). Tests and
     commands keep loading them on first use."""
     load_word_list()
     load_for_enqueue()
@@ -130,7 +110,6 @@ def long_task_kinds() -> tuple[LongTaskKind, ...]:
     from modeling.models import Snapshot
     from quality.models import AggregationRun
 
-    again_import = "Run the import again: what is already in the dataset is skipped."
     return (
         # An export restarts from scratch into a fresh temporary folder renamed into place at the end.
         LongTaskKind(
@@ -173,23 +152,17 @@ def long_task_kinds() -> tuple[LongTaskKind, ...]:
         ),
         # An uploaded file's import (all or nothing: a killed one kept nothing) starts again from
         # its file in storage; one run by a command, with the file on that machine, is failed.
-        LongTaskKind(
-            CorpusImport,
-            lost="the import",
-            again=again_import,
-            task=PAIRS_UPLOAD_TASK,
-            requeue_status=ImportStatus.QUEUED,
-            restartable=_has_upload,
-            after_failure=_discard_upload_of,
-        ),
-        LongTaskKind(
-            PremiseImport,
-            lost="the import",
-            again=again_import,
-            task=PREMISE_UPLOAD_TASK,
-            requeue_status=ImportStatus.QUEUED,
-            restartable=_has_upload,
-            after_failure=_discard_upload_of,
+        *(
+            LongTaskKind(
+                model,
+                lost="the import",
+                again="Run the import again: what is already in the dataset is skipped.",
+                task=task,
+                requeue_status=ImportStatus.QUEUED,
+                restartable=_has_upload,
+                after_failure=_discard_upload_of,
+            )
+            for model, task in ((CorpusImport, PAIRS_UPLOAD_TASK), (PremiseImport, PREMISE_UPLOAD_TASK))
         ),
     )
 

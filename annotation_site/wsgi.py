@@ -14,8 +14,6 @@ from annotation_site.wiring import load_before_first_request  # noqa: E402 (need
 
 load_before_first_request()
 
-# The start-up heap (apps, modules, templates) lives as long as the process: frozen, the cycle
-# collector never walks it again, so a request that makes many objects (an erasure's rows, an
-# export's lines) pays for its own objects only, and forked processes do not copy the pages the
-# collector would have written.
+# The start-up heap lives as long as the process: frozen, the cycle collector never walks it again,
+# so a request that makes many objects pays for its own only, and forked processes share its pages.
 gc.freeze()

@@ -1,28 +1,15 @@
 """Copies across writers, sessions and studies.
 
 A new hypothesis is looked up, at submit, among every hypothesis written on the platform before it
-(`WrittenSentence`: one row per written pair, by its normalised text): a near-copy of a sentence on
-another premise, written by another writer or by the same writer in another session, is a copy.
-Copies inside one session are `repeated` (authorship.judgements.repeated_sentences), as before.
+(`WrittenSentence`, by its normalised text): a near-copy of a sentence on another premise, by
+another writer or by the same writer in another session, is a copy (copies inside one session are
+`repeated`). "Near" is pg_trgm's trigram similarity, answered by a GIN trigram index, not a scan.
+Thresholds were measured on SNLI dev (bench/copy_check.py; docs/quality.md, "Copies across writers").
 
-"Near" is pg_trgm's trigram similarity of the normalised texts, answered by a GIN trigram index
-(`%` with the threshold set for the transaction), not a scan.
-
-Thresholds, measured on SNLI dev's 10,000 hypotheses replayed as 1,107 writers of three premises
-each (bench/copy_check.py; docs/quality.md, "Copies across writers"): honest people write the same
-short sentence ("a man is outside", "the woman is running") often, so sentences under five words
-are never copies, and a similarity of 0.85 keeps honest writers' flagged sessions far under 1%.
-
-Paraphrases: a template with one word changed is 0.49-0.74 apart by trigrams,
-and a farm of sentences of four words or fewer was never compared. Each sentence is stored with
-its template signature too (authorship.paraphrase: rough lemmas, the premise's content words
-slotted out, and the content words it did not take from its premise). When the trigram rule finds
-nothing, the earlier sentences sharing at least two of those own words are candidates (a GIN index
-on them answers); a candidate is a paraphrase when both signatures have six words or more, at most
-two words apart, sharing three own words, or both have four words or fewer and are the same.
-Honest writers build their sentence from their premise, so what is left after slotting is mostly
-function words; a template's own words stay. Measured on SNLI dev (bench/copy_check.py;
-docs/quality.md).
+Paraphrases: a template with one word changed is far apart by trigrams, and short sentences are
+never compared by them. So each sentence is stored with its template signature too
+(authorship.paraphrase); when the trigram rule finds nothing, earlier sentences sharing own words
+are candidates (a GIN index answers), judged by `is_paraphrase`.
 """
 
 from collections.abc import Iterator, Sequence
@@ -47,11 +34,9 @@ COPY_SIMILARITY = 0.85
 MIN_COPY_WORDS = 5
 # The stored key: enough of a sentence to tell it apart (hypotheses are at most 500 characters).
 MAX_KEY_CHARS = 300
-# Paraphrases of a template: signatures (premise words slotted out) of at least this many words,
-# at most this many words inserted, deleted or replaced apart (two ids each changing another word
-# of one template are two apart), sharing at least PARAPHRASE_SHARED_OWN_WORDS words not from
-# either premise. Two shared words flagged 1.6% of SNLI dev's honest writers ("X is talking on the
-# phone"); three keep it near the trigram rule's (docs/quality.md).
+# Paraphrases of a template: signatures of at least this many words, at most this many word edits
+# apart, sharing at least PARAPHRASE_SHARED_OWN_WORDS words not from either premise (two flagged
+# 1.6% of SNLI dev's honest writers; three keep it near the trigram rule's, docs/quality.md).
 PARAPHRASE_MIN_WORDS = 6
 PARAPHRASE_MAX_EDITS = 2
 PARAPHRASE_SHARED_OWN_WORDS = 3
@@ -94,11 +79,8 @@ def _exclusions(worker: Worker, study_session: StudySession | None, premise_id: 
     session (that is `repeated`'s to find)."""
     if study_session is None:
         return "premise_id <> %s", [premise_id]
-    return "premise_id <> %s AND NOT (worker_id = %s AND study_session_id = %s)", [
-        premise_id,
-        worker.pk,
-        study_session.pk,
-    ]
+    params = [premise_id, worker.pk, study_session.pk]
+    return "premise_id <> %s AND NOT (worker_id = %s AND study_session_id = %s)", params
 
 
 def nearest_sql(table: str, condition: str) -> str:
@@ -113,9 +95,8 @@ def nearest_sql(table: str, condition: str) -> str:
 @contextmanager
 def trigram_lookup(cursor: Any) -> Iterator[None]:
     """Around the lookup, in a transaction: `%` reads its threshold from pg_trgm.similarity_threshold,
-    set for this transaction only. Sequential scans are off for the lookup alone (and put back as
-    they were): the planner prices similarity() like an addition, so on a table of some thousand
-    rows it scans, several times slower than the trigram index answers."""
+    set for this transaction only, and sequential scans are off for the lookup alone: the planner
+    prices similarity() like an addition and scans, several times slower than the trigram index."""
     cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", [str(COPY_SIMILARITY)])
     cursor.execute("SELECT current_setting('enable_seqscan')")
     (seqscan,) = cursor.fetchone()

@@ -1,13 +1,8 @@
-"""The typing evidence a browser posts (static/js/typing_evidence.js), read without trusting it.
-
-The page sends one compact JSON object in a hidden field: per text field the counts of keystrokes,
-deletions and characters by the way they arrived, the time to the first key, the time spent
-typing, and the mean, coefficient of variation and skewness of the intervals between keys; per page the
-times the participant left it (another tab or window) and for how long. Never a key or a text.
-
-Anything else (no script, an old browser, a forged or broken value) is "no evidence": `read_evidence`
-returns None for the page, or leaves a field out. Every number is checked and bounded, so a
-forged value can make a sentence look typed, never break a page or a figure.
+"""The typing evidence a browser posts (static/js/typing_evidence.js), read without trusting it: per
+text field, counts of keys and characters by the way they arrived, timings and the intervals'
+mean, CV and skewness; per page, the times the participant left it. Never a key or a text. Anything
+else is "no evidence". Every number is checked and bounded, so a forged value can make a sentence
+look typed, never break a page or a figure.
 """
 
 import json
@@ -26,19 +21,13 @@ MAX_SKEW = 1000.0
 
 @dataclass(frozen=True)
 class FieldEvidence:
-    """How one text field was filled in, as the browser counted it. The character counts are of
-    the text as sent (a pasted sentence deleted and then typed counts as typed).
-
-    typed: characters inserted right after a trusted keystroke (or an input method's composition);
-    pasted / dropped: characters that arrived by paste or by drag and drop;
-    untrusted: characters of input events no trusted user event produced (event.isTrusted false);
-    scripted: characters set by a script between input events (the value changed with no event);
-    unkeyed: characters inserted by trusted input with no keystroke before it (autofill, dictation,
-        a program's "insert text");
-    prefilled: characters already in the field when the page opened (a restored draft, a refused
-        submit sent back);
-    pasted_after_away: pasted or dropped characters that were the field's first input after the
-        participant came back from another tab or window.
+    """How one text field was filled in, as the browser counted it, in characters of the text as sent
+    (a pasted sentence deleted and then typed counts as typed). typed: right after a trusted keystroke
+    (or an input method's composition); pasted / dropped: by paste or drag and drop; untrusted: by
+    input events no trusted user event produced; scripted: set by a script between input events;
+    unkeyed: by trusted input with no keystroke before it (autofill, dictation); prefilled: in the
+    field when the page opened; pasted_after_away: pasted as the field's first input after the
+    participant came back from another tab or window.
     """
 
     keystrokes: int = 0

@@ -1,19 +1,13 @@
-"""Judgements from typing evidence: pure functions of the numbers (authorship.evidence), each tested
-on its own (tests/authorship/test_judgements.py). Their thresholds and the false-flag rates measured
-by bench/typing_evidence.py are in docs/quality.md, "How hypotheses were written".
+"""Judgements from typing evidence: pure functions of the numbers (authorship.evidence); thresholds
+and false-flag rates (bench/typing_evidence.py) are in docs/quality.md, "How hypotheses were written".
 
-Human pace (Dhakal, Feit, Kristensson and Oulasvirta 2018, "Observations on Typing from 136
-Million Keystrokes", CHI '18, Table 1; 168,000 typists transcribing sentences): 51.56 words a
-minute on average, SD 20.20 between typists; the mean inter-key interval about 239 ms. A word is
-five characters, so a pace of W words a minute is 12,000 / W ms a character. The floors below are
-upper percentiles of that distribution (taken as normal), never a fraction of the mean: a page is
-too fast when even the 99.9th-percentile typist, transcribing without a pause, could not have
-typed it in the time the server saw it open.
+Human pace (Dhakal et al. 2018, CHI '18, Table 1): 51.56 words a minute on average, SD 20.20
+between typists; W words a minute is 12,000 / W ms a character. The floors below are upper
+percentiles of that distribution, never a fraction of the mean: a page is too fast when even the
+99.9th-percentile typist, without a pause, could not have typed it in the time it was open.
 
-Shape: a person's intervals have a long right tail (a pause before a word, a hard letter pair, a
-correction), so their skewness is positive; a program that spreads an even pace by a uniform or
-normal jitter has a symmetric spread (skewness about 0) whatever its width, which the spread (CV)
-alone cannot tell from a person's.
+Shape: a person's intervals have a long right tail, so their skewness is positive; a program that
+jitters an even pace has a symmetric spread, which the CV alone cannot tell from a person's.
 """
 
 import difflib
@@ -35,25 +29,20 @@ MS_PER_CHAR_AT_ONE_WPM = 12_000  # five characters a word, 60,000 ms a minute
 Z_999, Z_9999 = 3.090, 3.719
 # A page's pace floor: the 99.9th-percentile typist (114 words a minute), 105 ms a character.
 FASTEST_MS_PER_CHAR = MS_PER_CHAR_AT_ONE_WPM / (HUMAN_WPM_MEAN + Z_999 * HUMAN_WPM_SD)
-# One sentence's mean interval: the 99.99th percentile (127 words a minute), 95 ms. Further out than
-# the page's floor because one sentence is a small sample and its mean leaves out the pauses over
-# 2 s that a typist's test pace includes.
+# One sentence's mean interval: the 99.99th percentile (127 words a minute), 95 ms; further out than
+# the page's floor, as one sentence is a small sample and its mean leaves out pauses over 2 s.
 FASTEST_HUMAN_MEAN_MS = MS_PER_CHAR_AT_ONE_WPM / (HUMAN_WPM_MEAN + Z_9999 * HUMAN_WPM_SD)
 # More even than people type: a coefficient of variation of the intervals under this.
 MOST_EVEN_HUMAN_CV = 0.2
 # Near-copies of the writer's own earlier sentence (difflib's ratio of the normalised texts).
 NEAR_COPY_RATIO = 0.9
-# The server's clock: the record's times are measured in the browser, the claim's lifetime
-# (served to submitted) by the server. A page opens after its claim was made and is sent before it
-# arrives, so an honest record's times fit inside the lifetime; the tolerance covers two hosts'
-# clocks a little apart (NTP keeps them within milliseconds) and a browser clock running fast.
+# An honest record's browser-measured times fit inside the claim's lifetime by the server's clock;
+# the tolerance covers two hosts' clocks a little apart and a browser clock running fast.
 CLOCK_TOLERANCE_MS = 2000
 CLOCK_TOLERANCE_SHARE = 0.02
-# The shape of a page's intervals: the skewness of each field's, weighted by its intervals, judged
-# with at least this many intervals on the page (a page of three sentences has 100 or more). Below
-# LEAST_HUMAN_SKEW the spread is symmetric: simulated pages of bench/typing_evidence.py's typist
-# (lognormal intervals, CV 0.35-0.7, 2% pauses) stay above it, a uniform jitter's centre on 0
-# (docs/quality.md gives the figures).
+# The shape of a page's intervals, judged with at least this many (three sentences have 100 or more).
+# Below LEAST_HUMAN_SKEW the spread is symmetric: bench/typing_evidence.py's simulated typists stay
+# above it, a uniform jitter's centre on 0 (docs/quality.md gives the figures).
 MIN_INTERVALS_FOR_SHAPE = 60
 LEAST_HUMAN_SKEW = 0.1
 # typing_evidence.js leaves gaps of 2 s or more out of the intervals (thinking, not typing).
@@ -72,17 +61,11 @@ class Flag(StrEnum):
     MACHINE_CADENCE = "machine-cadence"  # keys faster or more even than people type
     PASTED_AFTER_AWAY = "pasted-after-away"  # written elsewhere (another tab had focus), then pasted
     REPEATED = "repeated"  # a near-copy of the writer's own sentence on another premise
-    # A near-copy of an earlier sentence on another premise by another writer, or by this writer in
-    # another session (authorship.copies): a template farm, or one id over many visits.
-    COPY = "copy"
-    # No typing record: the browser sent none (no script, old browser, broken value, a bot). Its own
-    # flag, which a study's refuse and hold settings act on.
-    NO_EVIDENCE = "no-evidence"
-    # The record's page time, first key or typing time is longer than the task had been open by
-    # the server's clock: a forged or replayed record.
+    COPY = "copy"  # a near-copy of another writer's sentence, or this writer's in another session
+    NO_EVIDENCE = "no-evidence"  # the browser sent no typing record (no script, a broken value, a bot)
+    # The record's times are longer than the task had been open by the server's clock: forged or replayed.
     TIMES_OUTSIDE_CLAIM = "times-outside-claim"
-    # The page's sentences arrived sooner after the task was served than their length takes to type.
-    TOO_FAST = "too-fast"
+    TOO_FAST = "too-fast"  # the page arrived sooner after the task was served than its text takes to type
 
 
 def _most(chars: int, text_chars: int) -> bool:
@@ -238,15 +221,11 @@ def page_field_flags(
     claim_open_ms: int | None = None,
     restorable_chars: Mapping[str, int] | None = None,
 ) -> dict[str, list[Flag]]:
-    """Flags per field name of one page's texts.
-
-    `claim_open_ms`: how long the task had been open by the server's clock when the page arrived
-    (served to submitted); the record's times, each field's and all the fields' together, must fit
-    inside it, and the page's text must take at least that long to type. None leaves the clock out
-    (no claim to measure against).
-    `restorable_chars`: per field, text the server itself put back in it (`not_typed_chars`).
-    The cadence's shape is judged over the page's fields together (one sentence is too small a sample).
-    """
+    """Flags per field name of one page's texts. `claim_open_ms`: how long the task had been open by
+    the server's clock when the page arrived; the record's times, each field's and all together, must
+    fit inside it, and the page's text must take at least that long to type (None: no clock).
+    `restorable_chars`: per field, text the server itself put back (`not_typed_chars`). The cadence's
+    shape is judged over the page's fields together (one sentence is too small a sample)."""
     restorable = restorable_chars or {}
     recorded = [] if evidence is None else [evidence.fields[name] for name in texts if name in evidence.fields]
     page_too_fast = claim_open_ms is not None and too_fast(sum(map(len, texts.values())), claim_open_ms)
@@ -277,21 +256,9 @@ def page_field_flags(
     return flags
 
 
-# Flags that say a sentence was not typed by the participant, or that nothing shows it was: a page
+# Every flag says a sentence was not typed by the participant, or that nothing shows it was: a page
 # without a typing record is flagged too, since a bot can always leave the record out.
-AUTHORSHIP_FLAGS = frozenset(
-    {
-        Flag.PASTED,
-        Flag.NOT_TYPED,
-        Flag.MACHINE_CADENCE,
-        Flag.PASTED_AFTER_AWAY,
-        Flag.REPEATED,
-        Flag.COPY,
-        Flag.NO_EVIDENCE,
-        Flag.TIMES_OUTSIDE_CLAIM,
-        Flag.TOO_FAST,
-    }
-)
+AUTHORSHIP_FLAGS = frozenset(Flag)
 # The flags the typing record itself raises (how the sentence arrived in the field), apart from
 # the ones that compare its text with other sentences (`REPEATED`, `COPY`): a hand-typed sentence
 # its writer reused is repeated, not untyped.

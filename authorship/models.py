@@ -10,11 +10,8 @@ from corpus.models import Tally
 
 
 class WritingEvidence(models.Model):
-    """One written field's typing evidence: a hypothesis (its Pair) or an adversarial try.
-
-    The counts are the browser's (bounded by authorship.evidence); `has_evidence` is False when
-    the page sent none (no script, an old browser, a broken value), and the counts are then zero.
-    """
+    """One written field's typing evidence: a hypothesis (its Pair) or an adversarial try. The counts
+    are the browser's (bounded by authorship.evidence); without evidence they are zero."""
 
     pair = models.OneToOneField(
         "corpus.Pair", null=True, blank=True, on_delete=models.CASCADE, related_name="writing_evidence"
@@ -61,9 +58,8 @@ class WritingEvidence(models.Model):
 
 
 class WrittenSentence(models.Model):
-    """A hypothesis written on the platform, by its normalised text (authorship.copies): the table a
-    new sentence is looked up in for near-copies of any earlier one, across writers, sessions and
-    studies. On PostgreSQL `normalised` has a trigram GIN index as well (migration 0002)."""
+    """A hypothesis written on the platform, by its normalised text: the table a new sentence is looked
+    up in for near-copies of any earlier one (authorship.copies; a trigram GIN index, migration 0002)."""
 
     pair = models.OneToOneField("corpus.Pair", on_delete=models.CASCADE, related_name="written_sentence")
     premise = models.ForeignKey("corpus.Premise", on_delete=models.CASCADE, related_name="+")
@@ -151,10 +147,8 @@ class NetworkSighting(models.Model):
 
 class TypingTally(Tally):
     """Typing records per dataset × study × writer × UTC day × flagged × with a record, as signed
-    deltas (`corpus.tallies`: writers only INSERT, a fold sums them): what the workers page shows of
-    how hypotheses were typed, per study and day and per writer, summed over a few rows instead of
-    read from every record. Kept by `authorship.typing_tally`. Outside a study the dataset and study
-    are empty (every record of every dataset counts them)."""
+    deltas (`corpus.tallies`), kept by `authorship.typing_tally` for the workers page. Outside a
+    study the dataset and study are empty."""
 
     dataset = models.ForeignKey(  # type: ignore[assignment]
         "corpus.Dataset", null=True, on_delete=models.CASCADE, related_name="+"
@@ -175,11 +169,8 @@ class TypingTally(Tally):
 class SentenceTally(Tally):
     """Written sentences per dataset × writer × study session × whose sentence a copy copies (None:
     not a copy) × copy group (its first sentence; None: in no group), as signed deltas
-    (`corpus.tallies`: writers only INSERT, a fold sums them): the workers page's copies figures
-    (the writers with most copies, their sentences and sessions, the largest groups and their
-    writers) summed over rows as many as the writers' sessions and the copies, instead of read from
-    every written sentence. Kept by `authorship.sentence_tally`. A group's first sentence deleted
-    takes the group with it here as on the sentences (SET_NULL on both)."""
+    (`corpus.tallies`), kept by `authorship.sentence_tally` for the workers page's copies figures. A
+    group's first sentence deleted takes the group with it here as on the sentences (SET_NULL on both)."""
 
     split = None  # type: ignore[assignment]
     genre = None  # type: ignore[assignment]

@@ -1,10 +1,7 @@
 """Network groups of participant ids: which ids reached the server from one /24 (IPv4) or /48
-(IPv6). The address is the one the login throttle trusts (`base.login_throttle.client_address`:
-REMOTE_ADDR, or behind a reverse proxy the last entry of the header it sets), so a client cannot
-choose it by sending a header.
-
-A group with many ids says nothing about any two of them (a campus, a company's proxy, a mobile
-carrier's NAT): `ids_sharing_a_network` leaves out groups of more than `CROWDED_NETWORK_IDS`.
+(IPv6), from the address the login throttle trusts (`base.login_throttle.client_address`), so a
+client cannot choose it by sending a header. A group of many ids (a campus, a carrier's NAT) says
+nothing about any two: `ids_sharing_a_network` leaves out groups over `CROWDED_NETWORK_IDS`.
 """
 
 import ipaddress

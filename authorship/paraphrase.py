@@ -1,17 +1,12 @@
-"""Template signatures: the part of a hypothesis that did not come from its premise.
-
-A paraphrased template ("the crowd listens to the band", then "the crowd listens to the group") is
-far apart by trigrams (one changed word of six gives 0.49-0.74), and a farm of short sentences is
-never looked at by the trigram rule at all. What survives both is the sentence's frame once the
-premise's own words are slotted out: honest writers build a hypothesis from their premise, so
-little is left besides function words; a template written over any premise keeps its own words.
+"""Template signatures: the part of a hypothesis that did not come from its premise. Honest writers
+build a hypothesis from their premise, so once the premise's own words are slotted out little is
+left besides function words; a template written over any premise keeps its own words.
 
 signature("The crowd listens to a band", premise "A band plays in a park")
     -> ("the", "crowd", "listen", "to", "a", "_")
 
-Words are compared as rough lemmas (plural, -ing, -ed and -s endings folded; the common irregular
-plurals), with no model: the comparison runs at submit for every hypothesis and in a migration, so
-it must cost microseconds and load nothing.
+Words are compared as rough lemmas, with no model: this runs at submit for every hypothesis and in
+a migration, so it must cost microseconds and load nothing.
 """
 
 import re

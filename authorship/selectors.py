@@ -17,10 +17,9 @@ from .sense import writer_low_sense
 
 
 def typing_flags_by_worker(worker_ids: Iterable[int], scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
-    """Per worker: hypotheses with a typing record, how many are flagged, how many came with no
-    evidence, and the sense of their hypotheses (`sense_by_worker`) (of the studies of `scope`, a
-    team's datasets: a worker shared by teams is seen by each through its own studies only; every
-    record for every dataset). Summed from the maintained typing tally (`authorship.typing_tally`)."""
+    """Per worker: hypotheses with a typing record, how many are flagged or came with no evidence, and
+    their sense (`sense_by_worker`), of the studies of `scope` (a worker shared by teams is seen by each
+    through its own studies only). Summed from the maintained typing tally (`authorship.typing_tally`)."""
     worker_ids_list = list(worker_ids)
     rows = (
         _typing(scope)
@@ -118,15 +117,13 @@ def typing_flagged_share_by_study_day(
     how many are flagged and their share. One grouped read of the maintained typing tally; records
     outside a study are left out."""
     since = (timezone.now() - timedelta(days=days)).astimezone(UTC).date()
-    rows = [
-        row
-        for row in _typing(scope)
+    rows = (
+        _typing(scope)
         .filter(study__isnull=False, day__gte=since)
         .values("study__slug", "study__name", "day")
         .annotate(written=Sum("n"), flagged=Sum("n", filter=Q(flagged=True), default=0))
         .order_by("-day", "study__slug")
-        if row["written"]
-    ]
+    )
     return [
         {
             "study": row["study__slug"],
@@ -134,9 +131,10 @@ def typing_flagged_share_by_study_day(
             "day": row["day"],
             "written": row["written"],
             "flagged": row["flagged"],
-            "share": row["flagged"] / row["written"] if row["written"] else None,
+            "share": row["flagged"] / row["written"],
         }
         for row in rows
+        if row["written"]
     ]
 
 
@@ -155,11 +153,8 @@ def _tallied(scope: Scope) -> QuerySet[SentenceTally]:
 
 def copies_by_writer(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
     """Writers with copies (authorship.copies), most first: their sentences, how many copy another
-    writer's, how many repeat their own from another session, and their sessions; of the sentences
-    of `scope` (a team's datasets) when given. Two grouped reads of the maintained sentence tally
-    (`authorship.sentence_tally`), whose rows are as many as the writers' sessions and the copies:
-    the writers ranked over its copies' rows, then the `limit` shown have their sentences and
-    sessions summed."""
+    writer's, how many repeat their own from another session, and their sessions, of `scope`. Two
+    grouped reads of the maintained sentence tally: the writers ranked, then the `limit` shown summed."""
     tallied = _tallied(scope)
     ranked = list(
         tallied.filter(copies_other_writer__isnull=False)
@@ -199,12 +194,10 @@ def _sentences_by_session(tallied: QuerySet[SentenceTally], *by: str) -> list[tu
 
 
 def copy_clusters(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
-    """The largest groups of copies, each its first sentence and the ids that wrote it or a copy of
-    it (with how many times and in how many sessions), largest first. With `scope` (a team's
-    datasets) only its sentences count and show: a group's first sentence of another team's is
-    neither shown nor counted (its text is then the group's first of the team's). The groups and
-    their copies' writers come from the maintained sentence tally (`authorship.sentence_tally`), the
-    first sentences by their keys."""
+    """The largest groups of copies, largest first: each its first sentence and the ids that wrote it
+    or a copy of it (how many times, in how many sessions). With `scope` only its sentences count and
+    show (a group first written in another team's: its first of the scope's stands first). From the
+    maintained sentence tally (`authorship.sentence_tally`), the first sentences by their keys."""
     tallied = _tallied(scope)
     groups = list(
         tallied.filter(cluster_root__isnull=False)

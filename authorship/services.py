@@ -1,13 +1,7 @@
 """Writes of the authorship app: the evidence stored beside each sentence, a study's refusal of
-pasted text, and the completion hold of a session whose sentences were not typed.
-
-The task apps call these inside their submit's transaction: `refused_fields` before saving (its
-messages are keyed by form field) and `record_writing_evidence` after the pairs exist;
-`hold_code_of_typist` is the TYPIST hold kind's check, registered at start (crowd.hold_kinds). Each passes its claim's `ClaimClock`
-(when the server handed the task out and when the page arrived): the record's times are judged
-against it (authorship.judgements): a record that claims more typing than the server saw the task
-open for is forged or replayed.
-
+pasted text, and the completion hold of a session whose sentences were not typed. The task apps
+call these inside their submit's transaction, each with its claim's `ClaimClock`: a record that
+claims more typing than the server saw the task open for is forged or replayed.
 """
 
 from collections.abc import Mapping, Sequence
@@ -52,9 +46,7 @@ class ClaimClock:
 
 
 def study_action(study_session: StudySession | None) -> str:
-    if study_session is None:
-        return TypingEvidenceAction.RECORD
-    return study_session.study.typing_evidence_action
+    return TypingEvidenceAction.RECORD if study_session is None else study_session.study.typing_evidence_action
 
 
 def _refusal(flags: list[judgements.Flag]) -> str | None:
@@ -76,11 +68,9 @@ def refused_fields(
     clock: ClaimClock | None = None,
     restorable_chars: Mapping[str, int] | None = None,
 ) -> dict[str, str]:
-    """{field name: message} for the fields a study that refuses pasted text refuses.
-
-    A page without a typing record is refused too (a bot posting the form leaves it out), with a message
-    that says the page needs script (the writing pages say so in a `<noscript>` line as well).
-    """
+    """{field name: message} for the fields a study that refuses pasted text refuses. A page without a
+    typing record is refused too (a bot posting the form leaves it out), with a message that says the
+    page needs script."""
     if study_action(study_session) != TypingEvidenceAction.REFUSE_PASTE:
         return {}
     flags = judgements.page_field_flags(
@@ -145,13 +135,10 @@ def record_writing_evidence(
     *,
     clock: ClaimClock | None = None,
 ) -> list[WritingEvidence]:
-    """Store each new pair's evidence and flags, `written` being (form field name, pair) pairs,
-    judged against the claim's `clock` (the writing page's claim; None only outside a claim).
-
-    Runs in the submit's transaction. A near-copy of the writer's own sentence on another premise
-    (in this study session) is flagged as repeated, so a writer who pastes a few prepared sentences
-    is flagged within the session.
-    """
+    """Store each new pair's evidence and flags, `written` being (form field name, pair) pairs, judged
+    against the claim's `clock` (None only outside a claim). Runs in the submit's transaction. A
+    near-copy of the writer's own sentence on another premise in this study session is flagged as
+    repeated, so a writer who pastes a few prepared sentences is flagged within the session."""
     evidence = read_evidence(raw, [name for name, _ in written])
     away = (0, 0) if evidence is None else (evidence.away_count, evidence.away_ms)
     repeats = judgements.repeated_sentences(

@@ -1,19 +1,14 @@
 """Typing records per dataset × study × writer × day × flagged × with a record, maintained for the
-workers page (its typing figures per study and day, and per writer shown).
-
-Counting them at read time groups every typing record of the scope: one per hypothesis written,
-so a read that grows with the corpus. Here they are kept as append-only signed deltas
-(`TypingTally`, the core's `Tally` pattern), written in the writer's transaction:
+workers page as append-only signed deltas (`TypingTally`, the core's `Tally` pattern), written in
+the writer's transaction:
 
   - a writing submit's and an adversarial try's records (`authorship.services`): one each;
-  - a record deleted with its pair or premise, or on its own (the admin, an erasure of the pairs):
-    it leaves the count (`evidence_deleting`, before the delete). A worker's, a dataset's or a
-    study's deletion takes its tally rows with it (foreign keys, CASCADE).
+  - a record deleted with its pair or premise, or on its own: it leaves the count
+    (`evidence_deleting`, before the delete). A worker's, a dataset's or a study's deletion takes
+    its tally rows with it (CASCADE).
 
-Retention and erasure reduce a record to its flags: the flags and whether it had a record stay, so
-its key does not move. Anything else that changes what is counted (a study session deleted, so its
-records name no study; a bulk load around the writers, e.g. a bench's SQL) is repaired by the
-tallies' check and rebuild (`manage.py rebuild_tallies typing`).
+Retention and erasure reduce a record to its flags, so its key does not move. Anything else (a
+study session deleted, a bulk load) is repaired by `manage.py rebuild_tallies typing`.
 """
 
 from collections import Counter
@@ -33,8 +28,6 @@ from .models import TypingTally, WritingEvidence
 KEY = ("dataset_id", "study_id", "worker_id", "day", "flagged", "has_evidence")
 
 Key = tuple[Any, ...]
-
-
 Place = tuple[int | None, int | None]  # (dataset id, study id) of a record's study session
 NO_STUDY: Place = (None, None)
 
@@ -87,8 +80,5 @@ def evidence_deleting(
 
 # Folded, checked and rebuilt with the corpus's tallies (registered in authorship.apps).
 TALLY = tallies.Maintained(
-    "typing",
-    ((TypingTally, KEY),),
-    lambda dataset: {TypingTally: fresh_counts(dataset)},
-    "the typing records",
+    "typing", ((TypingTally, KEY),), lambda dataset: {TypingTally: fresh_counts(dataset)}, "the typing records"
 )

@@ -1,8 +1,6 @@
 """A study's information sheet (versioned), each visit's answer to it, and withdrawals (docs/consent.md).
-
 A sheet is never edited in place: a change is a new version, so what a participant agreed to stays
-readable exactly as they read it, however the lab edits the sheet later.
-"""
+readable exactly as they read it."""
 
 from django.db import models
 

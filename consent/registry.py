@@ -1,12 +1,6 @@
-"""What a withdrawal needs of an app above this one, registered into it at start (docs/consent.md).
-
-A study whose policy deletes a withdrawn participant's contributions needs them taken out of gold
-labels, agreement, tallies and future snapshots: that is the erasure engine's work, in an app
-that reads every task app, so far above this one. The composition root registers it here
-(`annotation_site.wiring.register`). Until one is registered, a deleting withdrawal is recorded as
-waiting for removal (`Withdrawal.removal`), never as done, and `pending_removals()` lists them for
-the engine to finish.
-"""
+"""What a withdrawal needs of an app above this one, registered into it at start (docs/consent.md):
+the erasure engine, which deletes a withdrawn participant's contributions. Until one is registered,
+a deleting withdrawal waits for removal (`Withdrawal.removal`), never marked done."""
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING

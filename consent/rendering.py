@@ -1,9 +1,6 @@
-"""The information sheet's Markdown as HTML a participant's page can show.
-
-The lab writes the sheet, but a team's researcher is not trusted to put script on participants'
-pages: raw HTML in the Markdown is escaped (markdown-it's `html` option off), and markdown-it
-refuses links to javascript:, vbscript:, file: and data: URLs, so the output needs no sanitiser.
-"""
+"""The information sheet's Markdown as HTML a participant's page can show. A team's researcher is
+not trusted to put script on participants' pages: raw HTML is escaped (markdown-it's `html` option
+off), and markdown-it refuses javascript:, vbscript:, file: and data: links: no sanitiser needed."""
 
 from functools import cache
 

@@ -73,11 +73,10 @@ def study_withdrawals(study: Study) -> QuerySet[Withdrawal]:
 def consent_counts(study: Study) -> dict[str, int]:
     """How many visits agreed and declined (the study page)."""
     rows = ConsentDecision.objects.filter(study_session__study=study, study_session__is_preview=False)
-    counted: dict[str, int] = rows.aggregate(
+    return rows.aggregate(
         agreed=Count("pk", filter=Q(answer=ConsentAnswer.AGREED)),
         declined=Count("pk", filter=Q(answer=ConsentAnswer.DECLINED)),
     )
-    return counted
 
 
 @dataclass(frozen=True)

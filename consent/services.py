@@ -46,13 +46,12 @@ def save_information_sheet(
 
 
 def answer_sheet(study_session: StudySession, *, version: int, agreed: bool) -> ConsentDecision:
-    """Record the visit's answer to the sheet version it was shown. A second answer (a double
-    click, a second tab) changes nothing: the first one stands. Raises SheetChanged when the
-    shown version is not the current one (the lab edited it meanwhile): the participant reads the
-    new one first; NoSheet when the study has none."""
+    """Record the visit's answer to the sheet version it was shown; a second answer (a double click, a
+    second tab) changes nothing. Raises SheetChanged when the shown version is no longer the current
+    one (the participant reads the new one first), NoSheet when the study has none."""
     with transaction.atomic():
         StudySession.objects.select_for_update().filter(pk=study_session.pk).first()
-        earlier = ConsentDecision.objects.filter(study_session=study_session).select_related("sheet").first()
+        earlier = selectors.decision_of(study_session)
         if earlier is not None:
             return earlier
         current = selectors.current_sheet(study_session.study)
@@ -78,10 +77,9 @@ MARKET_NOT_TOLD: dict[str, str] = {
 
 
 def withdraw(study_session: StudySession) -> Withdrawal:
-    """The participant withdraws from the study in this visit, in one transaction: their open
-    claims are released (other participants' claims and work untouched), the visit is closed, and
-    their contributions are kept or removed as the study's policy says. A second call returns the
-    first withdrawal."""
+    """The participant withdraws from the study in this visit, in one transaction: their open claims
+    released (no one else's), the visit closed, their contributions kept or removed as the study's
+    policy says. A second call returns the first withdrawal."""
     with transaction.atomic():
         locked = (
             StudySession.objects.select_for_update(of=("self",))

@@ -1,9 +1,6 @@
-"""The demo's adversarial study: round 1 finished (tries, fooled examples, verifiers, the
-next target trained on it) and round 2 open on the new checkpoint, for `make demo`.
-
-Round 1's target is the demo's small CBOW run (demo/training.py); the writers are scripted, so the
-model decides which of their tries fool it. Closing the round trains the next CBOW in-process
-(seconds). Idempotent: a study with round 2 open is left as it is.
+"""The demo's adversarial study, for `make demo`: round 1 finished (its target the demo's small
+CBOW run, scripted writers' tries, verifiers, the next target trained in-process) and round 2 open
+on the new checkpoint. Idempotent: a study with round 2 open is left as it is.
 """
 
 from decimal import Decimal

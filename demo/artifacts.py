@@ -1,9 +1,7 @@
 """Demo content for the artifacts pages: a small crowd, one writer whose contradictions all say
-"not" (the monitor flags them), phenomenon tags, a monitor refresh, and the nudge on for the
-demo writing study. Idempotent like the rest of the demo.
-
-The extra pairs sit on the demo's train premises without moving their writing counts, so the
-demo worker still finds every premise to write on.
+"not" (the monitor flags them), phenomenon tags, a monitor refresh, and the nudge on for the demo
+writing study. The extra pairs leave their premises' writing counts alone, so the demo worker still
+finds every premise to write on. Idempotent like the rest of the demo.
 """
 
 import random

@@ -1,8 +1,5 @@
-"""Demo data: the demo premises (demo.premises) loaded, demo accounts, studies and written pairs.
-
-The premises' sentences come from no corpus; they imitate each genre's style so that a newcomer
-sees realistic tasks (`python manage.py load_demo`). Everything is keyed by stable ids, so loading
-twice changes nothing.
+"""Demo data (`python manage.py load_demo`): the demo premises (demo.premises), demo accounts,
+studies and written pairs. Everything is keyed by stable ids, so loading twice changes nothing.
 """
 
 import math
@@ -18,17 +15,7 @@ from django.utils import timezone
 
 from base.permissions import ensure_researcher_group
 from collection.services import create_written_pairs
-from corpus.models import (
-    THREE_WAY,
-    Dataset,
-    Genre,
-    Label,
-    Market,
-    Pair,
-    Premise,
-    Split,
-    Worker,
-)
+from corpus.models import THREE_WAY, Dataset, Genre, Label, Market, Pair, Premise, Split, Worker
 from corpus.prompt_install import install_prompt_content
 from corpus.services import add_labels
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
@@ -45,6 +32,10 @@ DEMO_AUTHORS = ["demo-author-1", "demo-author-2", "demo-author-3"]
 # A pair's four validation labels need four people besides its author; the other two authors are not enough.
 DEMO_VALIDATORS = ["demo-validator-1", "demo-validator-2"]
 
+# As a Prolific study has it; the completion page offers the way back with the session's code.
+COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+# The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
+OPEN_LINK = {"open_link_unverified": True, "completion_url": COMPLETION_URL}
 WRITING_STUDY = {
     "slug": "demo-writing",
     "name": "Demo: write three sentences",
@@ -52,10 +43,7 @@ WRITING_STUDY = {
     "tasks_per_batch": 3,
     "completion_code": "DEMO-WRITE-1234",
     "payment_per_task": Decimal("1.20"),
-    # The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
-    "open_link_unverified": True,
-    # As a Prolific study has it; the completion page offers the way back with the session's code.
-    "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
+    **OPEN_LINK,
 }
 VALIDATION_STUDY = {
     "slug": "demo-validation",
@@ -67,7 +55,7 @@ VALIDATION_STUDY = {
     # Signed links (the link load_demo prints carries `sig`): its ids count as verified, so the catch
     # bonuses of the quality demo are payable and the bonus page has something to pay.
     "require_signed_link": True,
-    "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
+    "completion_url": COMPLETION_URL,
 }
 
 
@@ -76,8 +64,7 @@ VALIDATION_STUDY = {
 
 def ensure_dataset() -> Dataset:
     dataset, _ = Dataset.objects.get_or_create(
-        slug=settings.NLI["DEFAULT_DATASET"],
-        defaults={"name": "Collected pairs", "train_validation_fraction": 0.1},
+        slug=settings.NLI["DEFAULT_DATASET"], defaults={"name": "Collected pairs", "train_validation_fraction": 0.1}
     )
     return dataset
 
@@ -164,14 +151,11 @@ DISAGREEMENT_RATE = 0.15
 
 
 def add_demo_validation_labels(dataset: Dataset) -> int:
-    """Give demo dev/test pairs validation labels from demo workers who are not the author.
-
-    Labels mostly agree with the author; a seeded draw disagrees now and then, so some pairs end
-    without a gold label. Pairs that already have validation labels are left alone (a rerun adds nothing).
-    Only the demo authors' pairs are counted off: the quality demo adds its guesser's pairs on the
-    same dev premises after this has run, and counted among them on a second `make demo` they
-    moved the pairs after them to other places of the cycle, so that pairs meant to stay unlabelled got labels.
-    """
+    """Give demo dev/test pairs validation labels from demo workers who are not the author: mostly
+    agreeing with the author, a seeded draw disagreeing now and then, so some pairs end without gold.
+    Pairs that already have validation labels are left alone (a rerun adds nothing). Only the demo
+    authors' pairs are counted off: the quality demo's guesser pairs on the same premises would shift
+    the cycle on a second `make demo`."""
     pool = list(Worker.objects.filter(user__username__in=DEMO_AUTHORS + DEMO_VALIDATORS).order_by("user__username"))
     pairs = (
         Pair.objects.filter(

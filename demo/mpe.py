@@ -14,7 +14,7 @@ from crowd.models import Study, TaskKind
 from importers import mpe
 from importers.mpe_items import build_items_from_scenes, import_mpe_file
 
-from .content import ensure_study
+from .content import OPEN_LINK, ensure_study
 
 DATASET = "mpe-demo"
 SCENE = "demo-1001.jpg"
@@ -58,9 +58,7 @@ MPE_STUDY: dict[str, Any] = {  # Study fields
     "tasks_per_batch": 1,
     "completion_code": "DEMO-MPE-2468",
     "payment_per_task": Decimal("0.40"),
-    # The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
-    "open_link_unverified": True,
-    "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
+    **OPEN_LINK,
     "catch_trial_share": 0,
 }
 

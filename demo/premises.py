@@ -1,7 +1,5 @@
-"""The demo premises: sentences we wrote ourselves for every genre, some with three written hypotheses.
-
-None of these sentences comes from a corpus; they imitate each genre's style so that a newcomer
-sees realistic tasks. demo.content loads them.
+"""The demo premises: sentences we wrote ourselves in each genre's style, none from a corpus, some
+with three written hypotheses (demo.content loads them).
 """
 
 from collections.abc import Iterator, Sequence

@@ -1,11 +1,6 @@
-"""The demo's qualification test and aggregation run.
-
-- `demo-qualified`: a writing study with access "qualified": a worker arriving by its link takes
-  a five-item test first (pass mark 80%, two tries); the items are demo pairs with a gold label,
-  whose reference label a researcher set to that gold label.
-- One Dawid–Skene + MACE aggregation run on the demo dataset, for the dashboard's Aggregation page.
-
-Idempotent: a second run creates nothing.
+"""The demo's qualification test (`demo-qualified`: a five-item test first, pass mark 80%, two
+tries, on demo pairs whose reference label is their gold label) and one Dawid–Skene + MACE
+aggregation run on the demo dataset. Idempotent: a second run creates nothing.
 """
 
 from typing import Any

@@ -1,15 +1,9 @@
-"""Demo content for quality control: a catch trial, a flagged random guesser and an unpaid bonus.
-
-- 36 pairs on the demo's dev premises whose author and three imported validators agree, plus one
-  label each from `demo-guesser`, always wrong and in about a second: the workers page flags them
-  (random guesser, too fast) with the test's figures;
-- the researcher's reference label on an ordinary demo pair whose five labels agree, marked as a
-  catch trial (the labelling page and the admin list it), and a catch-trial share of 20% on the demo
-  validation study, so a visitor to that study soon meets one; a catch trial is a real-looking pair,
-  never one of the guesser pairs above, whose hypotheses are marked and would give it away;
-- a Prolific participant (`demo-pid-catch`) of the demo validation study who answered that catch
-  trial as the researcher did: one unpaid bonus on the bonus page, ready to export and mark paid.
-Idempotent like the rest of the demo.
+"""Demo content for quality control, idempotent like the rest of the demo: 36 pairs on the demo's
+dev premises with one always-wrong, one-second label each from `demo-guesser` (flagged on the
+workers page); a catch trial (the researcher's reference label on an ordinary demo pair whose five
+labels agree, never a guesser pair, whose marked hypotheses would give it away) and a catch-trial
+share of 20% on the demo validation study; and a Prolific participant (`demo-pid-catch`) who
+answered the catch trial right: one unpaid bonus on the bonus page.
 """
 
 import uuid

@@ -8,7 +8,7 @@ from corpus.services import set_needs_validation
 from crowd.models import TaskKind
 from importers.recast_service import recast_into
 
-from .content import ensure_study
+from .content import OPEN_LINK, ensure_study
 
 DATASET = "demo-recast"
 STUDY = {
@@ -18,9 +18,7 @@ STUDY = {
     "tasks_per_batch": 1,
     "completion_code": "DEMO-RECAST-2468",
     "payment_per_task": Decimal("0.30"),
-    # The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
-    "open_link_unverified": True,
-    "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
+    **OPEN_LINK,
 }
 GENRE = "slate"
 # Written for the demo in the layout of Kotzias et al.'s files (sentence, 1 positive / 0 negative).

@@ -1,8 +1,6 @@
-"""Demo of the decided stopping rule: a small dataset whose dev split is on the decided
-rule, validated in a finished study (`demo-decided-validation`): its pairs labelled one label at a
-time through `corpus.services` by the demo's validators, each label a submitted claim in their study
-session, so the dashboard's validation page (?dataset=demo-decided) shows the pairs that stopped
-early and the Costs page the study's labels saved and its cost per gold label."""
+"""Demo of the decided stopping rule: a small dataset whose dev split is on it, labelled one label
+at a time by the demo's validators in a finished study, so the validation page (?dataset=demo-decided)
+shows the pairs that stopped early and the Costs page the labels saved."""
 
 from decimal import Decimal
 

@@ -1,7 +1,5 @@
-"""The demo's snapshot and baseline runs, so that every dashboard figure has something to show.
-
-Small models (50-d, a few epochs) trained in-process on the demo's own pairs: seconds, not minutes.
-"""
+"""The demo's snapshot and baseline runs, so that every dashboard figure has something to show:
+small models (50-d, a few epochs) trained in-process on the demo's own pairs, in seconds."""
 
 import json
 from typing import Any

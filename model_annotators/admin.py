@@ -102,13 +102,8 @@ class ModelAnnotatorAdmin(admin.ModelAdmin[ModelAnnotator]):
         with transaction.atomic():
             super().save_model(request, obj, form, change)
             if not change and obj.kind == "endpoint":
-                for task_kind, (system, template) in DEFAULT_PROMPTS.items():
-                    PromptVersion.objects.get_or_create(
-                        annotator=obj,
-                        task_kind=task_kind,
-                        version=1,
-                        defaults={"system": system, "template": template},
-                    )
+                for task_kind in DEFAULT_PROMPTS:
+                    services.ensure_default_prompt(obj, task_kind)
             if change and not changed and not key:
                 return
             # The key is never in the log: whether one was given, only.

@@ -1,13 +1,8 @@
-"""The annotator measured like a person, on its calibration split
-(model_annotators.scope.calibration_pairs): with the crowd's own statistics, the catch trials,
-the leave-one-out agreement (quality.flags.worker_figures) and Dawid–Skene confusions
-(quality.aggregation.dawid_skene, fitted on the humans' counted labels with the model's beside
-them), and against human gold: accuracy, Cohen's κ, Krippendorff's α (corpus.alpha), per-class
-precision and recall, a confusion matrix; and what a thousand labels cost and take.
-
-Human gold is `Pair.gold_label`, which counts human labels only (corpus.selectors.labels_that_count):
-the model's labels are never in it. An unparseable or failed answer counts as wrong in the
-accuracy (a vote is earned by answering), and is reported apart.
+"""The annotator measured like a person on its calibration split (model_annotators.scope): catch
+trials, leave-one-out agreement and Dawid–Skene confusions beside the humans, and against human
+gold accuracy, Cohen's κ, Krippendorff's α, per-class precision and recall, a confusion matrix;
+and what a thousand labels cost and take. Human gold (`Pair.gold_label`) counts human labels only.
+An unparseable or failed answer counts as wrong in the accuracy (a vote is earned by answering).
 """
 
 from collections import Counter, defaultdict

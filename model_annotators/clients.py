@@ -1,7 +1,6 @@
-"""What a model annotator's jobs are asked through: an endpoint's client (its key unsealed for the
-job's process only), a training run's checkpoint from this platform's storage (its SHA-256 checked),
-and the reading of a run's label words. Shared by the labelling (labelling.py) and the writing checks
-(writing_checks.py)."""
+"""What a model annotator's jobs are asked through, shared by labelling.py and writing_checks.py:
+an endpoint's client (its key unsealed for the job's process only), a training run's checkpoint
+from this platform's storage (its SHA-256 checked), and the reading of a run's label words."""
 
 import hashlib
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from markets.sealing import unseal_text
 from .endpoint import ChatAnswer, ChatEndpoint, Pacer
 from .models import ModelAnnotator, Outcome
 from .prompts import Parsed
-from .scope import CannotLabel
+from .scope import CannotLabel, current_prompt, task_kind_of
 
 RAW_CHARS = 2000
 
@@ -69,5 +68,26 @@ def load_run_checkpoint(run: Any) -> Any:
     actual = hashlib.sha256(data).hexdigest()
     if run.checkpoint_sha256 and actual != run.checkpoint_sha256:
         raise CannotLabel(f"the checkpoint of run {run.pk} is not the one recorded (SHA-256 {actual[:12]}…)")
-    model = load_checkpoint(data)
-    return model
+    return load_checkpoint(data)
+
+
+class EndpointAsker:
+    """A job's endpoint and the annotator's current prompt of `task_kind` (by default its labels' kind)."""
+
+    def __init__(self, annotator: ModelAnnotator, task_kind: str | None = None) -> None:
+        prompt = current_prompt(annotator, task_kind)
+        if prompt is None:
+            raise CannotLabel(f"the annotator has no {task_kind or task_kind_of(annotator)} prompt")
+        self.prompt = prompt
+        self.annotator = annotator
+        self.endpoint = endpoint_of(annotator)
+
+
+class RunAsker:
+    """A job's training run, its checkpoint loaded once."""
+
+    def __init__(self, annotator: ModelAnnotator) -> None:
+        run = annotator.training_run
+        assert run is not None  # the kind's constraint
+        self.annotator = annotator
+        self.model = load_run_checkpoint(run)

@@ -1,12 +1,7 @@
-"""A client of the OpenAI-compatible chat API (POST {base_url}/chat/completions), as vLLM, Ollama
-and hosted services serve it: one request per pair, paced to the annotator's requests per minute,
-retried on a rate limit (429, honouring Retry-After up to a cap), a server error or a timeout.
-Every request goes through base/outbound.py: the URL is checked again when asked (never an inward
-address), no redirect is followed, one deadline covers an attempt, and an answer past
-ANSWER_MAX_BYTES is cut.
-
-No Django models here: `ChatEndpoint` is built from an annotator by model_annotators.labelling.
-"""
+"""A client of the OpenAI-compatible chat API (POST {base_url}/chat/completions): one request per
+pair, paced to the annotator's requests per minute, retried on a 429 (honouring Retry-After up to a
+cap), a server error or a timeout. Every request goes through base/outbound.py (never an inward
+address, no redirect, one deadline an attempt, an answer past ANSWER_MAX_BYTES cut)."""
 
 import time
 from collections.abc import Callable
@@ -99,10 +94,7 @@ class ChatEndpoint:
             if attempt <= self.max_retries:
                 self.sleep(wait)
         return ChatAnswer(
-            content=None,
-            error=error,
-            attempts=attempt,
-            latency_ms=int((time.monotonic() - started) * 1000),
+            content=None, error=error, attempts=attempt, latency_ms=int((time.monotonic() - started) * 1000)
         )
 
 
@@ -123,9 +115,7 @@ def _read_completion(response: outbound.Answer) -> ChatAnswer:
     if not isinstance(content, str):
         return ChatAnswer(content=None, error="the completion has no text content")
     return ChatAnswer(
-        content=content,
-        input_tokens=_count(usage, "prompt_tokens"),
-        output_tokens=_count(usage, "completion_tokens"),
+        content=content, input_tokens=_count(usage, "prompt_tokens"), output_tokens=_count(usage, "completion_tokens")
     )
 
 

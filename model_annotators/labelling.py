@@ -1,10 +1,7 @@
-"""A labelling job: the annotator labels pairs in the background (a long task with progress,
-base/long_tasks.py), chunk by chunk, each chunk committed with its progress, so a job
-the reaper restarts goes on with the pairs still unlabelled under the current prompt.
-
-A training run labels from its checkpoint in the platform's checkpoint storage (its SHA-256
-checked against the run's record; a safetensors file read as data), an endpoint through
-model_annotators.endpoint. Nothing is downloaded from anywhere else.
+"""A labelling job (a long task, base/long_tasks.py): the annotator labels pairs chunk by chunk,
+each chunk committed with its progress, so a restarted job goes on with the pairs still unlabelled
+under the current prompt. A training run labels from its verified checkpoint in the platform's
+storage, an endpoint through model_annotators.endpoint: nothing is downloaded from elsewhere.
 """
 
 import logging
@@ -19,10 +16,10 @@ from base.long_tasks import JobStatus, heartbeat, take
 from corpus.models import Pair
 
 from .calibration import calibrate
-from .clients import endpoint_of, load_run_checkpoint, read_answer, stored_label
+from .clients import EndpointAsker, RunAsker, read_answer, stored_label
 from .models import AnnotatorKind, JobTask, LabellingJob, ModelAnnotator, ModelLabel, Outcome, TaskKind, WritingCheck
 from .prompts import fill, parse_answer, with_data_notice
-from .scope import CannotLabel, asked_with, calibration_pairs, current_prompt, task_kind_of
+from .scope import asked_with, calibration_pairs
 from .writing_checks import writing_checker
 
 logger = logging.getLogger(__name__)
@@ -89,43 +86,23 @@ def _label(job: LabellingJob) -> None:
 
 
 def _labeller(annotator: ModelAnnotator) -> Any:
-    if annotator.kind == AnnotatorKind.RUN:
-        return _RunLabeller(annotator)
-    return _EndpointLabeller(annotator)
+    return _RunLabeller(annotator) if annotator.kind == AnnotatorKind.RUN else _EndpointLabeller(annotator)
 
 
-class _EndpointLabeller:
-    def __init__(self, annotator: ModelAnnotator) -> None:
-        prompt = current_prompt(annotator)
-        if prompt is None:
-            raise CannotLabel(f"the annotator has no {task_kind_of(annotator)} prompt")
-        self.prompt = prompt
-        self.annotator = annotator
-        self.endpoint = endpoint_of(annotator)
-
+class _EndpointLabeller(EndpointAsker):
     def __call__(self, pairs: Sequence[Pair], key: str) -> list[ModelLabel]:
         rows = []
         for pair in pairs:
             answer = self.endpoint.ask(
                 with_data_notice(self.prompt.system), fill(self.prompt.template, pair.premise.text, pair.hypothesis)
             )
-            row = ModelLabel(
-                annotator=self.annotator,
-                pair=pair,
-                asked_with=key,
-            )
+            row = ModelLabel(annotator=self.annotator, pair=pair, asked_with=key)
             row.label = read_answer(row, answer, lambda text: parse_answer(text, self.prompt.task_kind))
             rows.append(row)
         return rows
 
 
-class _RunLabeller:
-    def __init__(self, annotator: ModelAnnotator) -> None:
-        run = annotator.training_run
-        assert run is not None  # the kind's constraint
-        self.annotator = annotator
-        self.model = load_run_checkpoint(run)
-
+class _RunLabeller(RunAsker):
     def __call__(self, pairs: Sequence[Pair], key: str) -> list[ModelLabel]:
         started = time.monotonic()
         predicted = self.model.predict_many([(pair.premise.text, pair.hypothesis) for pair in pairs])

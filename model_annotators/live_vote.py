@@ -1,14 +1,9 @@
-"""The model's vote, live (the plain rule is model_annotators.vote): when validation
-labels are added to pairs (`validation.signals.validation_labels_added`, in the submit's
-transaction), a pair on the decided rule whose gold three humans have not settled yet stops once
-two of its human labels agree with the label of the study's vote model, if that model's
-calibration passes the study's threshold (`vote_standing`). The pair leaves the claim queue
-(`corpus.stopping_policies.stop_pairs`) and its gold becomes the model's label through an
-adjudication whose source is `model_vote` and whose reason names the model: the decision is kept
-as history, a researcher can withdraw it, and the statistics count it as adjudicated.
-
-Off unless a study names a vote model (ModelUse.vote_annotator); a study on the fixed rule (dev
-and test by default, whose κ needs five labels) never stops early.
+"""The model's vote, live (the plain rule is model_annotators.vote): when validation labels are
+added, in the submit's transaction, a pair on the decided rule whose gold is not settled stops once
+two human labels agree with the study's vote model, if its calibration passes the study's
+threshold (`vote_standing`). Its gold becomes the model's label through an adjudication of source
+`model_vote`: kept as history, withdrawable, counted as adjudicated. Off unless a study names a
+vote model; a study on the fixed rule (dev and test by default) never stops early.
 """
 
 from typing import Any

@@ -1,9 +1,7 @@
-"""Model annotators: who the model is, what it was asked, what it answered.
-
-A model annotator is never a `corpus.Worker`: it has no crowd id, is never paid, and its labels
-live in `ModelLabel`, never in `corpus.ValidationLabel`, so gold labels, κ, α and releases stay
-human-only. Endpoint credentials are sealed like market credentials (`markets.sealing`).
-"""
+"""Model annotators: who the model is, what it was asked, what it answered. A model annotator is
+never a `corpus.Worker` (no crowd id, never paid) and its labels live in `ModelLabel`, never in
+`corpus.ValidationLabel`, so gold labels, κ, α and releases stay human-only. Endpoint credentials
+are sealed like market credentials (`markets.sealing`)."""
 
 from django.conf import settings
 from django.db import models
@@ -95,9 +93,7 @@ class PromptVersion(models.Model):
 
     class Meta:
         ordering = ["annotator_id", "task_kind", "-version"]
-        constraints = [
-            models.UniqueConstraint(fields=["annotator", "task_kind", "version"], name="one_prompt_version"),
-        ]
+        constraints = [models.UniqueConstraint(fields=["annotator", "task_kind", "version"], name="one_prompt_version")]
 
     def __str__(self) -> str:
         return f"{self.task_kind} v{self.version}"
@@ -222,13 +218,10 @@ class ModelUse(models.Model):
 
 
 class WritingCheck(models.Model):
-    """A model's judgement of one written pair (a writing check): is the hypothesis
-    nonsense, does it fit the writer's intended label? Never a label of the pair: it moves no gold,
-    no count, and only researchers see it (beside the typing evidence), never participants.
-
-    An endpoint answers a versioned prompt of task kind "writing" (`asked_with` "writing-v1"); a
-    training run's "does not fit" is its label differing from the intended one, with the
-    probability it gives its label (`model_label`, `probability`; it never says "nonsense")."""
+    """A model's judgement of one written pair: is the hypothesis nonsense, does it fit the writer's
+    intended label? Never a label of the pair: it moves no gold, no count, and only researchers see it.
+    An endpoint answers a versioned prompt of task kind "writing"; a training run's "does not fit" is
+    its label differing from the intended one, with its probability (it never says "nonsense")."""
 
     annotator = models.ForeignKey(ModelAnnotator, on_delete=models.CASCADE, related_name="writing_checks")
     pair = models.ForeignKey("corpus.Pair", on_delete=models.CASCADE, related_name="writing_checks")

@@ -1,12 +1,8 @@
-"""The prompts an endpoint annotator is asked with, and the strict reading of its answers.
-
-An answer must be one JSON object and nothing else, `{"label": "<word>", "reason": "<one
-sentence>"}`, with the label one of the task kind's words exactly. Anything else (prose around the
-object, a label in other words, a missing label) is recorded as unparseable: never guessed.
-
-The crowd's text is data, never instructions: `fill` puts each premise and hypothesis in the prompt
-as a JSON string (its quotes and line breaks escaped, so no text can close it and speak on its own),
-and `with_data_notice` tells the model so in every system message, a researcher's own included.
+"""The prompts an endpoint annotator is asked with, and the strict reading of its answers: one JSON
+object, `{"label": "<word>", "reason": "<one sentence>"}`, the label one of the task kind's words
+exactly; anything else is unparseable, never guessed. The crowd's text is data, never instructions:
+`fill` quotes each sentence as a JSON string (no text can close it), and `with_data_notice` says so
+in every system message, a researcher's own included.
 """
 
 import json

@@ -51,15 +51,24 @@ def register_run(
     return annotator
 
 
-def _audit_registered(annotator: ModelAnnotator, user: Any, after: dict[str, Any]) -> None:
+def _audit(action: str, annotator: ModelAnnotator, user: Any, after: dict[str, Any]) -> None:
     audit.record(
-        "model_annotator.registered",
+        action,
         actor=user,
         subject=annotator,
         subject_label=annotator.name,
         team_id=annotator.dataset.team_id,
-        after={"kind": annotator.kind, "dataset": annotator.dataset.slug, **after},
+        after=after,
         datasets=[annotator.dataset.slug],
+    )
+
+
+def _audit_registered(annotator: ModelAnnotator, user: Any, after: dict[str, Any]) -> None:
+    _audit(
+        "model_annotator.registered",
+        annotator,
+        user,
+        {"kind": annotator.kind, "dataset": annotator.dataset.slug, **after},
     )
 
 
@@ -155,15 +164,7 @@ def new_prompt_version(
             annotator=annotator, task_kind=task_kind, version=last + 1, system=system, template=template
         )
         if user is not None:
-            audit.record(
-                "model_annotator.prompt_version",
-                actor=user,
-                subject=annotator,
-                subject_label=annotator.name,
-                team_id=annotator.dataset.team_id,
-                after={"prompt": f"{task_kind}-v{prompt.version}"},
-                datasets=[annotator.dataset.slug],
-            )
+            _audit("model_annotator.prompt_version", annotator, user, {"prompt": f"{task_kind}-v{prompt.version}"})
         return prompt
 
 
@@ -184,28 +185,23 @@ def start_labelling(
         raise ValidationError({"task": "Label the pairs or check the writing."})
     with transaction.atomic():
         if task == JobTask.WRITING_CHECKS and annotator.kind == AnnotatorKind.ENDPOINT:
-            system, template = DEFAULT_PROMPTS[TaskKind.WRITING]
-            PromptVersion.objects.get_or_create(
-                annotator=annotator,
-                task_kind=TaskKind.WRITING,
-                version=1,
-                defaults={"system": system, "template": template},
-            )
+            ensure_default_prompt(annotator, TaskKind.WRITING)
         job = LabellingJob.objects.create(
             annotator=annotator, scope=scope, limit=limit, task=task, created_by=_user(user)
         )
         if user is not None:
-            audit.record(
-                "model_annotator.job_started",
-                actor=user,
-                subject=annotator,
-                subject_label=annotator.name,
-                team_id=annotator.dataset.team_id,
-                after={"job": job.pk, "task": task, "scope": scope, "limit": limit},
-                datasets=[annotator.dataset.slug],
-            )
+            after = {"job": job.pk, "task": task, "scope": scope, "limit": limit}
+            _audit("model_annotator.job_started", annotator, user, after)
         transaction.on_commit(lambda: enqueue(LABEL_TASK, job.pk))
     return job
+
+
+def ensure_default_prompt(annotator: ModelAnnotator, task_kind: str) -> None:
+    """Version 1 of the task kind's default prompt, unless the annotator has a version 1 already."""
+    system, template = DEFAULT_PROMPTS[task_kind]
+    PromptVersion.objects.get_or_create(
+        annotator=annotator, task_kind=task_kind, version=1, defaults={"system": system, "template": template}
+    )
 
 
 USES = (
@@ -256,7 +252,4 @@ def set_model_use(study: Study, *, user: Any = None, reason: str = "", **uses: A
 def _uses_of(use: ModelUse | None) -> dict[str, Any]:
     if use is None:
         return {}
-    plain: dict[str, Any] = {}
-    for key in USES:
-        plain[key] = getattr(use, f"{key}_id") if key in ANNOTATOR_USES else getattr(use, key)
-    return plain
+    return {key: getattr(use, f"{key}_id" if key in ANNOTATOR_USES else key) for key in USES}

@@ -1,15 +1,10 @@
 """Triage in the validation claim's order, off unless a study names a triage model
-(`ModelUse.triage_annotator`): the study's pairs whose model label, under the model's current
-prompt, differs from the writer's intended label are claimed first.
+(`ModelUse.triage_annotator`): pairs whose model label differs from the writer's are claimed first.
 
-`claim_preference` is registered into validation (`validation.claim_order`, by the composition
-root): it answers one SQL expression over the candidate pair, and the candidate statement takes
-the pairs it holds for first, then the others, in one statement (no per-pair queries). A study
-without triage answers None: its statement and plan are as before.
-
-What a study's triage is (none, or the annotator and the key of its current prompt) is kept in
-the cache, so a claim pays no statement to learn it: a saved or deleted ModelUse, or a new prompt
-version, forgets it at once (ModelAnnotatorsConfig.ready), anything else within TRIAGE_SECONDS.
+`claim_preference` (registered into `validation.claim_order`) is one SQL expression over the
+candidate pair, so the claim stays one statement; a study without triage answers None and its plan
+is as before. A study's triage is cached: a saved or deleted ModelUse, or a new prompt version,
+forgets it at once (ModelAnnotatorsConfig.ready), anything else within TRIAGE_SECONDS.
 """
 
 from typing import Any

@@ -1,10 +1,7 @@
-"""The model's vote in the stopping rule, off by default: a study may let a model whose
-calibration accuracy passes the study's threshold stop a pair once two human labels (the
-writer's included) agree with the model's label, "two humans and the model agree". Without the
-vote the decided rule (corpus.stopping) needs three human labels to agree.
-
-Plain Python below the line (`vote_stop`, `replay_with_model`): bench/replay_model_vote.py replays
-SNLI dev with it, and reports labels saved and gold labels changed against the human-only rule.
+"""The model's vote in the stopping rule, off by default: a study may let a model whose calibration
+accuracy passes its threshold stop a pair once two human labels (the writer's included) agree with
+the model's label. Without it the decided rule (corpus.stopping) needs three human labels to agree.
+bench/replay_model_vote.py replays SNLI dev with `vote_stop` and `replay_with_model`.
 """
 
 from collections import Counter

@@ -1,16 +1,10 @@
-"""Writing checks, a use of its own, off by default: a model judges each written pair,
-is the hypothesis nonsense, does it fit the writer's intended label? The judgement is stored per
-pair (`WritingCheck`), never as a label: it moves no gold and no count. Researchers read it beside
-the typing evidence (`checks_of_pairs`, for the pairs page's detail); participants never see it.
-
-- An endpoint annotator is asked the versioned prompt of task kind "writing" (prompts.py,
-  `DEFAULT_PROMPTS[TaskKind.WRITING]`), premise, intended label (in the dataset's words) and
-  hypothesis, and must answer one JSON object `{"verdict": "fits|does-not-fit|nonsense",
-  "reason": ...}`, read strictly (`parse_verdict`): anything else is unparseable, never guessed.
-- A finished training run cannot say "nonsense": its "does not fit" is its label differing from the
-  intended label, with the probability it gives its own label (`model_label`, `probability`).
-
-The checks are made by a labelling job whose task is "writing" (`services.start_labelling`).
+"""Writing checks, a use of its own, off by default: a model judges each written pair, is the
+hypothesis nonsense, does it fit the writer's intended label? Stored per pair (`WritingCheck`),
+never as a label: it moves no gold and no count. Researchers read it beside the typing evidence;
+participants never see it. An endpoint must answer one JSON object `{"verdict":
+"fits|does-not-fit|nonsense", "reason": ...}`, read strictly (`parse_verdict`); a training run
+cannot say "nonsense": its "does not fit" is its label differing from the intended one. The checks
+are made by a labelling job whose task is "writing" (`services.start_labelling`).
 """
 
 from collections.abc import Collection, Iterable, Sequence
@@ -19,27 +13,19 @@ from typing import Any
 from corpus.labels import to_scheme
 from corpus.models import Pair
 
-from .clients import endpoint_of, load_run_checkpoint, read_answer, stored_label
+from .clients import EndpointAsker, RunAsker, read_answer, stored_label
 from .models import AnnotatorKind, ModelAnnotator, ModelUse, Outcome, TaskKind, Verdict, WritingCheck
 from .prompts import fill, parse_verdict, with_data_notice
-from .scope import CannotLabel, current_prompt
 
 
 def writing_checker(annotator: ModelAnnotator) -> Any:
     """A callable (pairs, asked-with key) -> unsaved WritingCheck rows."""
-    if annotator.kind == AnnotatorKind.RUN:
-        return _RunChecker(annotator)
-    return _EndpointChecker(annotator)
+    return _RunChecker(annotator) if annotator.kind == AnnotatorKind.RUN else _EndpointChecker(annotator)
 
 
-class _EndpointChecker:
+class _EndpointChecker(EndpointAsker):
     def __init__(self, annotator: ModelAnnotator) -> None:
-        prompt = current_prompt(annotator, TaskKind.WRITING)
-        if prompt is None:
-            raise CannotLabel("the annotator has no writing prompt")
-        self.prompt = prompt
-        self.annotator = annotator
-        self.endpoint = endpoint_of(annotator)
+        super().__init__(annotator, TaskKind.WRITING)
 
     def __call__(self, pairs: Sequence[Pair], key: str) -> list[WritingCheck]:
         rows = []
@@ -49,24 +35,13 @@ class _EndpointChecker:
                 with_data_notice(self.prompt.system),
                 fill(self.prompt.template, pair.premise.text, pair.hypothesis, intended),
             )
-            row = WritingCheck(
-                annotator=self.annotator,
-                pair=pair,
-                asked_with=key,
-                intended_label=pair.author_label,
-            )
+            row = WritingCheck(annotator=self.annotator, pair=pair, asked_with=key, intended_label=pair.author_label)
             row.verdict = read_answer(row, answer, parse_verdict)
             rows.append(row)
         return rows
 
 
-class _RunChecker:
-    def __init__(self, annotator: ModelAnnotator) -> None:
-        run = annotator.training_run
-        assert run is not None  # the kind's constraint
-        self.annotator = annotator
-        self.model = load_run_checkpoint(run)
-
+class _RunChecker(RunAsker):
     def __call__(self, pairs: Sequence[Pair], key: str) -> list[WritingCheck]:
         predicted = self.model.predict_many_with_probability([(pair.premise.text, pair.hypothesis) for pair in pairs])
         rows = []
@@ -136,13 +111,8 @@ def checks_of_pairs(pairs: Sequence[tuple[int, int]]) -> dict[int, list[dict[str
 
 def writing_check_annotators() -> list[int]:
     """The annotators some study chose for writing checks."""
-    return sorted(
-        set(
-            ModelUse.objects.filter(writing_checks_annotator__isnull=False).values_list(
-                "writing_checks_annotator_id", flat=True
-            )
-        )
-    )
+    chosen = ModelUse.objects.filter(writing_checks_annotator__isnull=False)
+    return sorted(set(chosen.values_list("writing_checks_annotator_id", flat=True)))
 
 
 def checks_by_writer(worker_ids: Iterable[int], annotators: Collection[int] | None = None) -> dict[int, dict[str, int]]:
@@ -158,8 +128,7 @@ def checks_by_writer(worker_ids: Iterable[int], annotators: Collection[int] | No
         )
         .values("pair__author_id")
         .annotate(
-            checked=Count("pair", distinct=True),
-            flagged=Count("pair", filter=~Q(verdict=Verdict.FITS), distinct=True),
+            checked=Count("pair", distinct=True), flagged=Count("pair", filter=~Q(verdict=Verdict.FITS), distinct=True)
         )
         .order_by()
     )

@@ -1,20 +1,18 @@
 """The register of personal data: every model field that holds something about a participant
 (docs/privacy.md says the same in words, and a test holds the two together).
 
-Erasure (`privacy.services.erase_participant`), retention (`privacy.services.apply_retention`) and
-the access download (`privacy.selectors.participant_data`) read this list and nothing else, so a
-field added here is downloaded, erased and expired with the rest; `tests/privacy/test_register.py`
-fails when a model gains a field that looks personal and is neither here nor in `NOT_PERSONAL`.
-
-Each entry says how to reach the rows of one participant (`worker_path`, a lookup from the row to
-the `corpus.Worker`) and of one team (`team_paths`: lookups from the row to its team id; a row is
-the team's when any of them says so), what kind of data the field holds, and what erasure and
-retention do to it.
+Erasure, retention and the access download (`privacy.services`, `privacy.selectors`) read this
+list and nothing else, so a field added here is downloaded, erased and expired with the rest;
+`tests/privacy/test_register.py` fails when a model gains a field that looks personal and is
+neither here nor in `NOT_PERSONAL`. Each entry says how to reach one participant's rows
+(`worker_path`) and one team's (`team_paths`: any of them says so), what the field holds, and what
+erasure and retention do to it.
 """
 
 from dataclasses import dataclass
 
 from django.db import models
+from django.db.models import Q
 
 
 class Kind(models.TextChoices):
@@ -58,6 +56,13 @@ class PersonalField:
     # A copy a page keeps of figures computed from the registered rows (and recomputes): erased in
     # every scope whatever else the person keeps, and never downloaded (its sources are).
     derived: bool = False
+
+    def in_team(self, team_id: int) -> Q:
+        """The rows of team `team_id`: any of `team_paths` says so."""
+        condition = Q()
+        for path in self.team_paths:
+            condition |= Q(**{path: team_id})
+        return condition
 
 
 TYPING_MEASUREMENTS = (

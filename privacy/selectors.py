@@ -79,10 +79,7 @@ def _rows(entry: PersonalField, fields: list[str], worker: Worker, team_id: int)
     model = apps.get_model(entry.model)
     rows = model._default_manager.filter(**{entry.worker_path: worker.pk})
     if entry.team_paths:
-        in_team = Q()
-        for path in entry.team_paths:
-            in_team |= Q(**{path: team_id})
-        rows = rows.filter(in_team).distinct()
+        rows = rows.filter(entry.in_team(team_id)).distinct()
     return list(rows.order_by("pk").values(*fields))
 
 
@@ -123,9 +120,8 @@ def erasures_since(team_ids: set[int] | None, since: Any) -> QuerySet[ErasureRec
 
 
 def erasures_after_snapshot() -> Coalesce:
-    """An annotation of Snapshot rows: how many erasures the snapshot's team recorded after it was
-    made (the people its files still hold, whom the next snapshot leaves out); one subquery, so a
-    page of snapshots is one statement. A snapshot of no team counts none."""
+    """An annotation of Snapshot rows: how many erasures the snapshot's team recorded after it was made
+    (the people its files still hold); one subquery, so a page of snapshots is one statement."""
     later = (
         ErasureRecord.objects.filter(team_id=OuterRef("team_id"), created_at__gt=OuterRef("created_at"))
         .order_by()
@@ -136,9 +132,8 @@ def erasures_after_snapshot() -> Coalesce:
 
 
 def erasures_since_each_snapshot(team_ids: set[int] | None, shown: int) -> list[tuple[Any, int]]:
-    """The latest `shown` snapshots of these teams (None: every team's), each with how many
-    erasures its team recorded since it was made: a released snapshot keeps the people erased
-    after it, the next one leaves them out."""
+    """The latest `shown` snapshots of these teams (None: every team's), each with how many erasures
+    its team recorded since it was made (the next snapshot leaves those people out)."""
     from modeling.models import Snapshot
 
     snapshots = Snapshot.objects.all() if team_ids is None else Snapshot.objects.filter(team_id__in=team_ids)

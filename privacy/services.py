@@ -1,10 +1,8 @@
 """Erasure and retention of participants' personal data, driven by the register (`privacy.register`).
 
 `remove_contributions` is the engine a withdrawal and an erasure share: a participant's labels and
-written pairs leave the corpus, and every figure that counted them (counters and gold labels,
-agreement, the maintained tallies, the worker figures, the figure cache) moves in the same
-transaction through the corpus's own writers (`corpus.exclusions.labels_left`, `corpus.tallies`,
-`corpus.worker_tally`): there is no second recompute here.
+written pairs leave the corpus, and every figure that counted them moves in the same transaction
+through the corpus's own writers: there is no second recompute here.
 """
 
 import gc
@@ -13,7 +11,7 @@ import hmac
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -71,13 +69,6 @@ def _model(entry: PersonalField) -> type[models.Model]:
     return apps.get_model(entry.model)
 
 
-def _in_team(entry: PersonalField, team_id: int) -> Q:
-    condition = Q()
-    for path in entry.team_paths:
-        condition |= Q(**{path: team_id})
-    return condition
-
-
 def _of_worker(entry: PersonalField, worker_pk: int) -> Q:
     return Q(**{entry.worker_path: worker_pk})
 
@@ -98,11 +89,9 @@ def _pairs_leave_tallies(pairs: models.QuerySet[Pair]) -> None:
 
 def _labels_locked(worker: Worker, datasets: Sequence[int], authored_pks: Sequence[int]) -> tuple[list[int], list[int]]:
     """(pks of the worker's labels on pairs of `datasets` other than their own, those pairs), every
-    pair they and `authored_pks` touch locked, in pk order as every writer locks them. Read from
-    the worker's labels (their index), then the pairs locked in one statement, each looked up by
-    its pk (`EACH_PK`): joined to the pairs by dataset, or to a few thousand pks as a set, the
-    planner weighed a pass over every pair (and every label, for the DELETE) against the probes, a
-    cost that grew with the corpus, not the person."""
+    pair they and `authored_pks` touch locked in pk order, as every writer locks them. Read by the
+    worker's index, each pair looked up by its pk (`EACH_PK`): joined by dataset or to a set of pks,
+    the planner weighed a pass over every pair, a cost that grew with the corpus, not the person."""
     own = list(ValidationLabel.objects.filter(worker=worker).order_by().values_list("pk", "pair_id"))
     authored = set(authored_pks)
     candidates = sorted({pair_id for _, pair_id in own} | authored)
@@ -143,11 +132,9 @@ def _delete_on_pairs_of(model: type[models.Model], rows: Sequence[tuple[int, int
 
 @contextmanager
 def _cycle_collector_held() -> Iterator[None]:
-    """Python's cycle collector held off for the block, then set back as it was. A person's thousands of
-    pairs make tens of thousands of row tuples and tally keys that live until the recount ends, and
-    each full pass of the collector that so many new objects set off walks every object of the
-    process (a server's apps and modules, hundreds of thousands), several passes an erasure. None of
-    them is in a cycle: reference counting frees them as the block ends."""
+    """Python's cycle collector held off for the block, then set back as it was. A person's thousands
+    of pairs make tens of thousands of short-lived objects, and each full collector pass they set off
+    walks every object of the process, several passes an erasure; none is in a cycle."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -162,40 +149,24 @@ class Removed:
     labels: int = 0
     pairs: int = 0
     writings: int = 0
-    aggregation_reruns: int = 0
     others_labels_on_pairs: int = 0
     judgments: int = 0
     adversarial_tries: int = 0
     pairs_recounted: int = 0
-    counts: dict[str, int] = field(default_factory=dict)
+    aggregation_reruns: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "labels": self.labels,
-            "pairs": self.pairs,
-            "writings": self.writings,
-            "others_labels_on_pairs": self.others_labels_on_pairs,
-            "judgments": self.judgments,
-            "adversarial_tries": self.adversarial_tries,
-            "pairs_recounted": self.pairs_recounted,
-            "aggregation_reruns": self.aggregation_reruns,
-        }
+        return asdict(self)
 
 
 def remove_contributions(
-    worker: Worker,
-    *,
-    studies: Iterable[Study] | None = None,
-    team: int | None = None,
-    policy: str,
+    worker: Worker, *, studies: Iterable[Study] | None = None, team: int | None = None, policy: str
 ) -> Removed:
-    """Take `worker`'s labels and written pairs on the datasets of `studies` (or of team `team`)
-    out of the corpus when `policy` is "delete"; with "keep" they stay and count, their author
-    pseudonymous once the erasure hashes the ids. Everything that counted them moves in this
-    transaction: the pairs they labelled are recounted (gold, votes, stopping, model votes) and
-    every tally and worker figure takes the difference, as an exclusion does; a written pair leaves
-    with the other workers' labels on it. A submit of the same worker waits for the worker's lock
-    taken first here, so it lands wholly before or wholly after."""
+    """Take `worker`'s labels and written pairs on the datasets of `studies` (or of team `team`) out of
+    the corpus when `policy` is "delete"; with "keep" they stay and count, pseudonymous once the
+    erasure hashes the ids. Everything that counted them moves in this transaction, as an exclusion
+    does; a written pair leaves with the other workers' labels on it. A submit of the same worker
+    waits for the worker's lock taken first here, so it lands wholly before or wholly after."""
     if policy not in ContributionsOnWithdrawal.values:
         raise ValueError(f"Unknown policy {policy!r}: keep or delete.")
     participant_removed.send(sender=Worker, worker=worker)
@@ -264,12 +235,10 @@ def remove_contributions(
 
 
 def _rerun_aggregations(datasets: Sequence[int]) -> int:
-    """The stored aggregation runs (Dawid-Skene, MACE) of these datasets counted labels that just
-    left: each dataset with a run done or running gets a new run of the latest one's methods, the
-    request the dashboard's aggregation form makes (queued once this transaction commits), so its
-    pages show the fit without them once it ends and, until then, a run pending. A dataset whose
-    run is pending already is left to it: that run reads the labels as they are when it starts.
-    Returns runs requested."""
+    """The stored aggregation runs of these datasets counted labels that just left: each dataset with a
+    run done or running gets a new run of the latest one's methods (queued once this transaction
+    commits), so its pages show the fit without them once it ends. A dataset whose run is pending
+    already is left to it: that run reads the labels as they are when it starts. Returns runs requested."""
     runs = AggregationRun.objects.filter(dataset_id__in=datasets)
     waiting = runs.filter(status=JobStatus.PENDING).values("dataset_id")
     latest: dict[int, list[str]] = {}
@@ -292,6 +261,17 @@ def _words_of(worker: Worker, sessions: models.QuerySet[StudySession]) -> list[s
     return sorted(word for word in words if word and not word.startswith(PSEUDONYM_PREFIX) and len(word) >= 4)
 
 
+def _not_pseudonymised(entry: PersonalField, rows: models.QuerySet[Any]) -> models.QuerySet[Any]:
+    return rows.exclude(**{entry.field: ""}).exclude(**{f"{entry.field}__startswith": PSEUDONYM_PREFIX})
+
+
+def _not_reduced(model: type[models.Model], measurements: Sequence[str]) -> Q:
+    not_yet = Q()
+    for name in measurements:
+        not_yet |= Q(**{f"{name}__isnull": False}) if model._meta.get_field(name).null else ~Q(**{name: 0})
+    return not_yet
+
+
 def _apply(entry: PersonalField, rows: models.QuerySet[Any], action: str, words: Sequence[str]) -> int:
     """Do `action` to the field of `entry` on `rows`; returns rows changed."""
     if action == Action.DELETE_ROW:
@@ -300,16 +280,11 @@ def _apply(entry: PersonalField, rows: models.QuerySet[Any], action: str, words:
         empty = ERASED_TEXT if entry.kind == Kind.FREE_TEXT else ""
         return rows.exclude(**{entry.field: empty}).exclude(**{entry.field: ""}).update(**{entry.field: empty})
     if action == Action.REDUCE_TO_FLAGS:
-        model = rows.model
-        cleared = {name: (None if model._meta.get_field(name).null else 0) for name in entry.measurements}
-        not_yet = Q()
-        for name, value in cleared.items():
-            not_yet |= Q(**{f"{name}__isnull": False}) if value is None else ~Q(**{name: 0})
-        return rows.filter(not_yet).update(**cleared)
+        cleared = {name: (None if rows.model._meta.get_field(name).null else 0) for name in entry.measurements}
+        return rows.filter(_not_reduced(rows.model, entry.measurements)).update(**cleared)
     if action == Action.PSEUDONYMISE:
         changed = 0
-        pending = rows.exclude(**{entry.field: ""}).exclude(**{f"{entry.field}__startswith": PSEUDONYM_PREFIX})
-        for pk, value in pending.values_list("pk", entry.field):
+        for pk, value in _not_pseudonymised(entry, rows).values_list("pk", entry.field):
             changed += rows.model._default_manager.filter(pk=pk).update(**{entry.field: pseudonym(value)})
         return changed
     if action == Action.REPLACE_ID_IN_TEXT:
@@ -363,12 +338,10 @@ def _elsewhere(worker: Worker, team_id: int) -> bool:
 
 
 def erase_participant(worker: Worker, *, team_id: int, by: Any = None, reason: str = "") -> ErasureRecord:
-    """Erase what team `team_id` holds about `worker`, as the register says: ids pseudonymised,
-    devices, links and free text deleted or blanked, typing records reduced to their flags, the
-    person's ids blanked in the audit log and in the market's records, and their contributions
-    kept pseudonymous or deleted as each study's policy says (`remove_contributions`, figures
-    recomputed). One transaction: all of it, or (on any failure) none. The person's account and
-    market id are hashed too unless they also took part in another team's work."""
+    """Erase what team `team_id` holds about `worker`, as the register says, and keep or delete their
+    contributions as each study's policy says (`remove_contributions`, figures recomputed). One
+    transaction: all of it, or (on any failure) none. The person's account and market id are hashed
+    too unless they also took part in another team's work."""
     if not participant_in_team(worker, team_id):
         raise ParticipantNotFound("No participant with this id took part in this team's studies.")
     with transaction.atomic():
@@ -402,7 +375,7 @@ def erase_participant(worker: Worker, *, team_id: int, by: Any = None, reason: s
                 if entry.model == "crowd.WorkerLink":
                     rows = _model(entry)._default_manager.filter(Q(worker=worker) | Q(linked=worker))
             if entry.team_paths:
-                rows = rows.filter(_in_team(entry, team_id)).distinct()
+                rows = rows.filter(entry.in_team(team_id)).distinct()
                 rows = _model(entry)._default_manager.filter(pk__in=list(rows.values_list("pk", flat=True)))
             changed = _apply(entry, rows, entry.erasure, words)
             if changed:
@@ -441,10 +414,6 @@ def erase_by_market_id(market_id: str, *, team_id: int, by: Any = None, reason: 
 RETENTION_BATCH = 200  # workers (or sessions) one retention transaction rewrites
 
 
-def _session_end() -> Coalesce:
-    return Coalesce("completed_at", "closed_at", "started_at")
-
-
 def expired_sessions(now: datetime | None = None) -> models.QuerySet[StudySession]:
     """Sessions whose personal data outlived their study's retention: the study is inactive and
     the visit ended more than `personal_data_retention_days` ago."""
@@ -452,7 +421,7 @@ def expired_sessions(now: datetime | None = None) -> models.QuerySet[StudySessio
     expired = Q(pk__in=[])
     for study_pk, days in Study.objects.filter(is_active=False).values_list("pk", "personal_data_retention_days"):
         expired |= Q(study_id=study_pk, ended__lt=now - timedelta(days=days))
-    return StudySession.objects.annotate(ended=_session_end()).filter(expired)
+    return StudySession.objects.annotate(ended=Coalesce("completed_at", "closed_at", "started_at")).filter(expired)
 
 
 @dataclass
@@ -470,26 +439,19 @@ class RetentionReport:
 def _pending(entry: PersonalField, rows: models.QuerySet[Any]) -> models.QuerySet[Any]:
     """The rows that retention's action on `entry` would still change (its runs are idempotent)."""
     if entry.retention == Action.PSEUDONYMISE:
-        return rows.exclude(**{entry.field: ""}).exclude(**{f"{entry.field}__startswith": PSEUDONYM_PREFIX})
+        return _not_pseudonymised(entry, rows)
     if entry.retention == Action.REDUCE_TO_FLAGS:
-        not_yet = Q()
-        for name in entry.measurements:
-            if rows.model._meta.get_field(name).null:
-                not_yet |= Q(**{f"{name}__isnull": False})
-            else:
-                not_yet |= ~Q(**{name: 0})
-        return rows.filter(not_yet)
+        return rows.filter(_not_reduced(rows.model, entry.measurements))
     if entry.retention == Action.BLANK:
         return rows.exclude(**{entry.field: ""})
     return rows
 
 
 def apply_retention(*, now: datetime | None = None, dry_run: bool = False) -> RetentionReport:
-    """Pseudonymise what outlived its study's retention, as the register's retention column says:
-    the expired sessions' market and device ids hashed and their typing records reduced to flags;
-    a person's own ids (account, market id, devices) once every visit of theirs expired. Each batch
-    is a transaction of its own and only rows not yet done are read, so a run killed half-way and
-    run again finishes the rest without doing anything twice. `dry_run` counts and writes nothing."""
+    """Pseudonymise what outlived its study's retention, as the register's retention column says: the
+    expired sessions' rows, and a person's own ids once every visit of theirs expired. Each batch is a
+    transaction of its own and only rows not yet done are read, so a run killed half-way and run again
+    finishes the rest without doing anything twice. `dry_run` counts and writes nothing."""
     report = RetentionReport(dry_run=dry_run)
     expired = expired_sessions(now)
     session_pks = list(expired.order_by("pk").values_list("pk", flat=True))

@@ -3,8 +3,7 @@ or count a participant, and the privacy app must not know them (a receiver impor
 
 from django.dispatch import Signal
 
-# A participant's contributions are leaving, or their ids are being erased: `remove_contributions`,
-# which a withdrawal and an erasure share, sends it inside its transaction with `worker`. Figures
-# kept from before may name or count the person: they are not to be shown again, not even while
-# they are recomputed (the dashboard's figure cache keeps its own mark of when).
+# A participant's contributions are leaving, or their ids are being erased: `remove_contributions`
+# sends it inside its transaction with `worker`. Figures kept from before may name or count the
+# person: they are not to be shown again, not even while they are recomputed.
 participant_removed = Signal()

@@ -23,16 +23,8 @@ class Command(BaseCommand):
         target.add_argument("--endpoint", help="URL of an external model (the JSON contract)")
         parser.add_argument("--next-model", default="esim", help="model the next targets are trained as")
 
-    def handle(
-        self,
-        *args: Any,
-        study: Any,
-        dataset: Any,
-        run: Any = None,
-        endpoint: Any = None,
-        next_model: Any = "esim",
-        **options: Any,
-    ) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
+        study, dataset, run, endpoint = options["study"], options["dataset"], options["run"], options["endpoint"]
         found = Study.objects.filter(slug=study, task_kind=TaskKind.ADVERSARIAL).first()
         if found is None:
             raise CommandError(f"No adversarial study {study!r}.")
@@ -46,7 +38,7 @@ class Command(BaseCommand):
                 raise CommandError(f"No training run {run}.")
         try:
             round_ = open_first_round(
-                found, premises, target_run=target_run, target_endpoint=endpoint or "", next_model=next_model
+                found, premises, target_run=target_run, target_endpoint=endpoint or "", next_model=options["next_model"]
             )
         except RoundRefused as refused:
             raise CommandError(str(refused)) from None

@@ -24,6 +24,15 @@ from demo.stopping import ensure_stopping_demo
 from demo.training import ensure_demo_snapshot_and_runs
 
 DEFAULT_SITE = "http://127.0.0.1:8000"
+# The parts of the demo a flag leaves out (--no-training ...), and what each flag's help says it skips.
+SKIPPABLE = {
+    "training": "the demo snapshot and its small baseline runs",
+    "artifacts": "the artifacts demo (a guessable writer's pairs, phenomenon tags, a monitor refresh, the nudge) "
+    "and the recast demo (its own dataset)",
+    "quality": "the quality demo (a flagged guesser's pairs, a catch trial, an unpaid bonus)",
+    "recast": "the recast demo (DNC sentiment template: a two-way dataset with provenance)",
+    "adversarial": "the adversarial study (round 1 written, verified and closed, round 2 open on a new CBOW)",
+}
 
 
 def prolific_ids(n: int) -> str:
@@ -35,30 +44,8 @@ class Command(BaseCommand):
     help = "Load demo premises (every genre), accounts, Prolific studies and written pairs. Idempotent."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument(
-            "--no-training", action="store_true", help="skip the demo snapshot and its small baseline runs"
-        )
-        parser.add_argument(
-            "--no-artifacts",
-            action="store_true",
-            help="skip the artifacts demo (a guessable writer's pairs, phenomenon tags, a monitor refresh, the nudge) "
-            "and the recast demo (its own dataset)",
-        )
-        parser.add_argument(
-            "--no-quality",
-            action="store_true",
-            help="skip the quality demo (a flagged guesser's pairs, a catch trial, an unpaid bonus)",
-        )
-        parser.add_argument(
-            "--no-recast",
-            action="store_true",
-            help="skip the recast demo (DNC sentiment template: a two-way dataset with provenance)",
-        )
-        parser.add_argument(
-            "--no-adversarial",
-            action="store_true",
-            help="skip the adversarial study (round 1 written, verified and closed, round 2 open on a new CBOW)",
-        )
+        for part, skipped in SKIPPABLE.items():
+            parser.add_argument(f"--no-{part}", action="store_true", help=f"skip {skipped}")
         parser.add_argument("--site", default=DEFAULT_SITE, help="the address the demo will be served at")
         parser.add_argument(
             "--serving",
@@ -66,19 +53,9 @@ class Command(BaseCommand):
             help="the server is started right after (make demo): say so instead of how to start it",
         )
 
-    def handle(
-        self,
-        *args: Any,
-        no_training: bool = False,
-        no_artifacts: bool = False,
-        no_quality: bool = False,
-        no_recast: bool = False,
-        no_adversarial: bool = False,
-        site: str = DEFAULT_SITE,
-        serving: bool = False,
-        **options: Any,
-    ) -> None:
-        site = site.rstrip("/")
+    def handle(self, *args: Any, **options: Any) -> None:
+        no_training, no_artifacts, no_quality, no_recast, no_adversarial = (options[f"no_{part}"] for part in SKIPPABLE)
+        site, serving = options["site"].rstrip("/"), options["serving"]
         self.stdout.write(
             "Loading the demo: premises for every genre, accounts, studies, written and validated pairs..."
         )
@@ -159,9 +136,7 @@ class Command(BaseCommand):
                 ("adversarial study (round 2)", f"{site}/study/{ADVERSARIAL_STUDY['slug']}/?{prolific_ids(6)}"),
                 ("adversarial rounds", f"{site}/dashboard/adversarial/{ADVERSARIAL_STUDY['slug']}/"),
             ]
-        links += [
-            ("admin (researcher)", f"{site}/admin/"),
-        ]
+        links.append(("admin (researcher)", f"{site}/admin/"))
         opening = (
             "The demo is ready; the server starts now. Open:"
             if serving
