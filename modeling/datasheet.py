@@ -2,16 +2,10 @@
 snapshot alone: a release made today and one made next month from the same snapshot
 describe the same data, whatever happened to the database in between.
 
-Two sources, both the snapshot's:
-- its files: rows per split, genre, gold label and dataset, and the agreement figures, counted
-  from the pair files' `annotator_labels` (`SplitTally`);
-- its manifest: filters, file hashes, gold sources, stopping counts, typing evidence, and
-  `provenance`, the platform's records written there at export time (`snapshot_provenance`: the
-  datasets' and genres' names, payment, qualification, exclusions, stopping policies, the
-  artifact monitor). A snapshot exported before the manifest kept them gets a card that says so
-  rather than one filled from today's database.
-
-No clock time anywhere, so the same snapshot always gives the same card.
+Two sources, both the snapshot's: its files, counted (`SplitTally`), and its manifest, with the
+`provenance` the export wrote there (`snapshot_provenance`). A snapshot exported before the
+manifest kept it gets a card that says so rather than one filled from today's database. No clock
+time anywhere, so the same snapshot always gives the same card.
 """
 
 import json
@@ -68,11 +62,8 @@ def _payment(studies: Sequence[Study], seconds_per_label: float | None) -> list[
 
 
 def median_seconds(labels: QuerySet[ValidationLabel]) -> float | None:
-    """statistics.median of the labels' seconds, unknown and zero left out (None when none is left).
-
-    The database sorts them and hands over only the middle one or two, which `median` then takes
-    as it would among all of them: the same float. Reading every timed label into Python was a
-    noticeable share of a crowd corpus's export."""
+    """statistics.median of the labels' seconds, unknown and zero left out (None when none is left),
+    from the middle one or two the database hands over: the same float, without reading every label."""
     timed = labels.filter(seconds__isnull=False).exclude(seconds=0).order_by("seconds")
     count = timed.count()
     if not count:
@@ -89,10 +80,8 @@ def snapshot_provenance(
     genre_ids: Collection[int] | None = None,
 ) -> dict[str, Any]:
     """The platform's records about a snapshot's pairs (ids up to `upper_id`), kept in its manifest
-    under PROVENANCE_KEY so that a release describes the data as it was exported. Only values that
-    the same data always gives (no dates: a row's creation time is not part of the data).
-    `genre_ids`: the genres of those pairs when the caller has counted them already (the export's
-    `selectors.export_counts`), else read here."""
+    under PROVENANCE_KEY so that a release describes the data as it was exported: no dates, only
+    what the same data always gives. `genre_ids`: those pairs' genres, when already counted."""
     slugs = list(datasets) or sorted(Dataset.objects.values_list("slug", flat=True))
     dataset_rows = list(Dataset.objects.filter(slug__in=slugs).order_by("slug"))
     pairs: QuerySet[Pair] = pairs_for_export(datasets, filters)
@@ -164,11 +153,8 @@ def model_vote_pair_ids(pairs: QuerySet[Pair]) -> list[str]:
 
 
 class SplitTally:
-    """Rows, genres, gold labels, datasets and agreement of one split file, counted row by row.
-
-    A row only counts its (labels, gold) pattern; the agreement sums are made from the patterns
-    once, in `figures` (a split of 100k pairs has a few hundred patterns): the release reads every
-    row of a snapshot, so a row's share of it stays a few dictionary updates."""
+    """Rows, genres, gold labels, datasets and agreement of one split file, counted row by row. A row
+    only counts its (labels, gold) pattern, a few dictionary updates; `figures` sums the patterns."""
 
     def __init__(self, manifest: Mapping[str, Any]) -> None:
         self.ordinal = manifest.get("label_scheme") == ORDINAL_SCHEME
@@ -353,14 +339,13 @@ def _composition(
     sources = manifest.get("gold_sources") or {}
     lines += ["", f"Gold label sources: {', '.join(f'{k} {v:,}' for k, v in sources.items()) or 'n/a'}."]
     if "retired_pairs" in provenance:
-        lines.append("")
-        lines.append(f"Pairs retired by a researcher (left out): {provenance['retired_pairs']:,}.")
+        lines += ["", f"Pairs retired by a researcher (left out): {provenance['retired_pairs']:,}."]
     if provenance.get("model_vote_pairs"):
-        lines.append("")
-        lines.append(
+        lines += [
+            "",
             f"Pairs whose gold label a model's vote decided (two human labels and a calibrated model agreeing; "
-            f"their pairIDs are in the manifest's provenance.model_vote_pairs): {len(provenance['model_vote_pairs']):,}."
-        )
+            f"their pairIDs are in the manifest's provenance.model_vote_pairs): {len(provenance['model_vote_pairs']):,}.",
+        ]
     return [*lines, ""]
 
 

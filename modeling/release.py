@@ -10,15 +10,11 @@ storage in production, so every host serves it). Layout:
     README.md                 the dataset card: the Hub's YAML header (configs naming every file,
                               features, splits) and the datasheet (modeling/datasheet.py)
 
-Split names are the snapshot's file names (`train`, `dev`, `dev_matched`, …) everywhere: in the
-files, the card's table and its `configs`, so `datasets.load_dataset(folder)` gives exactly those
-splits. Every column has an explicit Arrow type (PAIR_TYPES, LABEL_TYPES; a column not known here
-is refused by name rather than guessed), so the Parquet schema and the card's `features` agree.
-
-Everything is read from the snapshot (its files, verified against its manifest, and the manifest's
-records), never from the live database: the same snapshot gives the same bytes, today or later.
-The Parquet files are written with fixed options (one row group, zstd, no pandas metadata) and the
-card holds no clock time and no release name. No upload: the card says how (`huggingface-cli upload`).
+Split names are the snapshot's file names everywhere, so `datasets.load_dataset(folder)` gives
+exactly those splits. Every column has an explicit Arrow type (PAIR_TYPES, LABEL_TYPES; an unknown
+column is refused rather than guessed), so the Parquet schema and the card's `features` agree.
+Everything is read from the snapshot, never from the live database, with fixed Parquet options and
+no clock time: the same snapshot gives the same bytes, today or later.
 """
 
 import json
@@ -275,11 +271,8 @@ def make_release(
     snapshot: Snapshot, out: str | Path, *, license_id: str = DEFAULT_LICENSE, quality_flags: bool = False
 ) -> dict[str, Any]:
     """Write the release of a done snapshot into the local folder `out` (created; must be empty).
-
-    `quality_flags`: keep the per-annotator quality columns (QUALITY_COLUMNS) in the labels
-    configuration; off by default, and the card says which. Returns {"files": {relative path:
-    bytes}, "splits": {config: {split: rows}}}.
-    """
+    `quality_flags`: keep QUALITY_COLUMNS in the labels configuration (the card says which).
+    Returns {"files": {relative path: bytes}, "splits": {config: {split: rows}}}."""
     if snapshot.status != JobStatus.DONE:
         raise ReleaseError(f"snapshot {snapshot.pk} is {snapshot.status}; release a finished snapshot")
     if not LICENSE_ID.match(license_id):

@@ -1,27 +1,14 @@
 """The node API (under /api/worker/, its old name, kept for nodes already deployed): what a GPU node
-holding a node token may do, and nothing else.
-
-    GET  /api/worker/runs/{id}/             the run's status
-    POST /api/worker/runs/{id}/claim/       lease the run for an attempt (the Celery task id): its spec
-    POST /api/worker/runs/{id}/progress/    a heartbeat
-    PUT  /api/worker/runs/{id}/checkpoint/  the finished checkpoint, the body as bytes (X-Content-SHA256)
-    POST /api/worker/runs/{id}/finish/      the results: the run is done
-    POST /api/worker/runs/{id}/fail/        the error: the run failed
+holding a node token may do (status, lease, heartbeat, checkpoint, finish, fail: urls.py), and
+nothing else.
 
 Snapshot files come from the researchers' download endpoint, which accepts a node token only for
 the snapshot of a run it holds a live lease on (any other snapshot answers 404, as an unknown one).
-A node's results are checked (the metrics the trainer reports, in range, one prediction per pair of
-the snapshot; results_check) and its dev accuracy stays a claim until the platform scores the
-checkpoint itself (modeling.training.remeasure).
-Every write goes through modeling.training.run_writes, the same functions the database reporter
-calls, so the same rule holds: only the attempt and lease that hold the run may write it, and only
-with the node token that leased it; 409 tells a node that was taken over or reaped to stop. A node
-is untrusted (it runs on a machine the platform does not control): a lease names the run's attempt (the Celery task id its broker message
-carried; empty or any other is 409), every later call names the attempt and the lease id, and a
-checkpoint is checked as data (safetensors, the net it names) and as the run's (the labels of its
-snapshot, the vocabulary its training pairs give) before the run can finish on it. A run is bound
-to the node token that leased it: to every other token, whatever attempt or lease id it
-knows, a running or ended run answers 404, exactly as a run that does not exist.
+A node is untrusted: every write goes through modeling.training.run_writes, the same functions the
+database reporter calls, so only the attempt and lease that hold the run may write it, and only
+with the node token that leased it; 409 tells a node that was taken over or reaped to stop. To
+every other token a running or ended run answers 404, exactly as a run that does not exist.
+Results and checkpoints are checked before a run finishes on them (docs/gpu-nodes.md).
 """
 
 from typing import Any

@@ -1,10 +1,8 @@
 """The GPU nodes' credential: `Authorization: Worker <key>` (modeling.models.NodeToken).
 
-A node token authenticates as a `GpuNode`, which is no user: it is not staff, so every
-researcher endpoint refuses it, and it passes `IsGpuNode` only, which the node API and the
-snapshot file download accept. A researcher's token or session is not a node token, so it
-cannot act as a node either. The scheme word `Worker` and the key prefix stay as before the
-rename, so tokens already issued keep working.
+A node token authenticates as a `GpuNode`, which is no user: every researcher endpoint refuses
+it, and only the node API and the snapshot file download accept it (`IsGpuNode`); a researcher's
+token cannot act as a node either. The scheme word `Worker` stays, so issued tokens keep working.
 """
 
 from typing import Any

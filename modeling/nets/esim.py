@@ -21,6 +21,7 @@ from .layers import (
     masked_mean,
     masked_softmax,
     padding_mask,
+    pair_features,
 )
 
 
@@ -56,10 +57,6 @@ class ESIM(nn.Module):
         b_tilde = torch.bmm(masked_softmax(e.transpose(1, 2), a_mask.unsqueeze(1)), a_bar)
         return a_tilde, b_tilde
 
-    @staticmethod
-    def enhancement(x_bar: Tensor, x_tilde: Tensor) -> Tensor:
-        return torch.cat([x_bar, x_tilde, x_bar - x_tilde, x_bar * x_tilde], dim=-1)
-
     def forward(
         self, premise: Tensor, premise_lengths: Tensor | None, hypothesis: Tensor, hypothesis_lengths: Tensor | None
     ) -> Tensor:
@@ -70,8 +67,8 @@ class ESIM(nn.Module):
         b_bar = self.input_encoding(self.dropout(self.embedding(hypothesis)), hypothesis_lengths, b_mask)
 
         a_tilde, b_tilde = self.local_inference(a_bar, a_mask, b_bar, b_mask)
-        m_a = self.enhancement(a_bar, a_tilde)
-        m_b = self.enhancement(b_bar, b_tilde)
+        m_a = pair_features(a_bar, a_tilde)  # the enhancement, eq. 14–15
+        m_b = pair_features(b_bar, b_tilde)
 
         v_a = self.composition(self.dropout(self.projection(m_a)), premise_lengths, a_mask)
         v_b = self.composition(self.dropout(self.projection(m_b)), hypothesis_lengths, b_mask)

@@ -15,11 +15,8 @@ PAD_ID = 0  # modeling.training.data.Vocab puts <pad> first; every real token, <
 
 
 def padding_mask(tokens: Tensor) -> Tensor:
-    """True on real tokens, read off the token ids themselves: no lengths need to reach the device.
-
-    The same mask as one built from the lengths (a sentence is never empty: Vocab.encode gives an
-    empty one <unk>), without the host-to-device copy of the lengths that synchronises a CUDA step.
-    """
+    """True on real tokens, read off the token ids (a sentence is never empty: Vocab.encode gives an
+    empty one <unk>), so no copy of the lengths to the device synchronises a CUDA step."""
     return tokens.ne(PAD_ID)
 
 
@@ -64,10 +61,8 @@ def set_lstm_path(net: nn.Module, path: str) -> nn.Module:
 
 
 def reversed_within_length(mask: Tensor) -> Tensor:
-    """(batch, width) gather indices that reverse each row's real tokens and leave its pads in place.
-
-    The map is its own inverse: gathering a reversed sequence with it puts every position back.
-    """
+    """(batch, width) gather indices that reverse each row's real tokens and leave its pads in place;
+    its own inverse."""
     width = mask.size(1)
     positions = torch.arange(width, device=mask.device).unsqueeze(0)
     lengths = mask.sum(dim=1, keepdim=True)
@@ -143,7 +138,7 @@ class SeqEncoder(nn.Module):
 
 
 def pair_features(u: Tensor, v: Tensor) -> Tensor:
-    """[u; v; u − v; u ∗ v] (Mou et al. 2016), the sentence-encoder models' matching layer."""
+    """[u; v; u − v; u ∗ v] (Mou et al. 2016): the sentence-encoder models' matching layer, ESIM's enhancement."""
     return torch.cat([u, v, u - v, u * v], dim=-1)
 
 

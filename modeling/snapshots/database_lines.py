@@ -2,15 +2,11 @@
 (building them in Python was most of an export).
 
 `export_lines_sql` is ONE statement over the pairs `selectors.pairs_for_export` chooses (the ORM's
-filters, compiled, not written again) giving, per pair in pair order, its file name, its JSONL line
-and its TSV line, each ending in a newline: byte for byte what `format.jsonl_line` and
-`format.tsv_line` make of `writer.export_record`'s record (tests/modeling/test_export_sql_lines.py
-pins the two on awkward text, every scheme, the filters and the aggregation option). The SQL is
-generated from the Python definitions wherever one exists: the JSONL keys and TSV columns
-(format.JSONL_KEYS, TSV_COLUMNS), the characters csv.writer quotes (format.TSV_QUOTED_CHARACTERS,
-asked of this Python's csv module), the scheme's words (corpus.labels.to_scheme) and the labels
-that count (corpus.selectors.labels_that_count). JSON strings are `to_json`, which escapes exactly
-as json.dumps(ensure_ascii=False) does. `writer.ExportFiles` routes the rows to their files.
+filters, compiled) giving, per pair in pair order, its file name, JSONL line and TSV line: byte for
+byte what `format.jsonl_line` and `format.tsv_line` make of `writer.export_record`'s record
+(tests/modeling/test_export_sql_lines.py pins the two). The SQL is generated from the Python
+definitions wherever one exists (keys, columns, quoted characters, the scheme's words, the labels
+that count); JSON strings are `to_json`, which escapes as json.dumps(ensure_ascii=False) does.
 """
 
 import json

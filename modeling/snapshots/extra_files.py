@@ -1,13 +1,9 @@
 """The files a snapshot holds beside the pairs' that other apps keep, registered at start.
 
-MPE's per-premise labels live in validation, an app of this layer that modeling must not import.
-Modeling declares what it calls (`ExtraFiles`: a writer called with the snapshot's datasets,
-filters and folder, which writes its files there and returns {file name: rows}, nothing: no
-file), and the composition root (`annotation_site.wiring.register`, from
-`annotation_site.apps.SiteConfig.ready`, in every process) registers the writers here; the
-export hashes what they wrote and lists it in the manifest like the split files.
-
-An export in a process that never registered them fails loudly rather than leaving a file out.
+MPE's per-premise labels live in validation, an app modeling must not import. `ExtraFiles` is
+called with the snapshot's datasets, filters and folder, writes its files there and returns
+{file name: rows}; the composition root (`annotation_site.wiring.register`, in every process)
+registers the writers, and an export in a process that never did fails rather than leave a file out.
 """
 
 from collections.abc import Callable, Mapping, Sequence

@@ -1,14 +1,10 @@
 """Reading a done snapshot's files from any host: through the snapshot storage, never a path.
 
 A done snapshot's files are kept in `file_storage("snapshots")` under `<snapshot id>/<file name>`
-(the manifest included): on the local default that is SNAPSHOT_DIR/<id>/ on the exporting host,
-with object storage (OBJECT_STORAGE_BUCKET) a key prefix every host reads. Snapshots exported
-before the files went through the storage may still lie only in their exporter's folder
-(`Snapshot.directory`); every reader here falls back to that folder when this host has it, and
-`publish_snapshot` copies such a folder into the storage.
-
-Readers: the file endpoint (modeling/api/snapshots.py), training's launch check and its data
-loading on a Celery worker, releases, and the commands that copy a snapshot out.
+(the manifest included): SNAPSHOT_DIR/<id>/ on the local default, a key prefix every host reads
+with object storage. Older snapshots may lie only in their exporter's folder (`Snapshot.directory`):
+every reader here falls back to it when this host has it, and `publish_snapshot` copies it into
+the storage.
 """
 
 import json
@@ -54,10 +50,8 @@ def _legacy_file(snapshot: Snapshot, name: str) -> Path | None:
 
 
 def open_snapshot_file(snapshot: Snapshot, name: str) -> File[Any] | None:
-    """The snapshot's file `name` opened for reading (binary), or None when no store this host reaches has it.
-
-    The caller closes it. Works the same on every host when the storage is object storage.
-    """
+    """The snapshot's file `name` opened for reading (binary; the caller closes it), or None when
+    no store this host reaches has it."""
     storage = snapshot_storage()
     key = stored_name(snapshot.pk, name)
     if storage.exists(key):
@@ -81,11 +75,8 @@ def read_manifest_of(snapshot: Snapshot) -> dict[str, Any]:
 
 
 def snapshot_file_names(snapshot: Snapshot) -> list[str]:
-    """Every file of the snapshot, the manifest first, then its data files by name.
-
-    From the database's file records; a snapshot without records (made by hand, or by an old
-    version) is listed from its manifest.
-    """
+    """Every file of the snapshot, the manifest first, then its data files by name (from its file
+    records, or its manifest for a snapshot without records)."""
     names = sorted(snapshot.files.values_list("name", flat=True))
     if not names:
         names = sorted(manifest_files(read_manifest_of(snapshot)))
@@ -118,11 +109,8 @@ def missing_message(snapshot: Snapshot) -> str:
 
 
 def local_snapshot_folder(snapshot: Snapshot) -> Path | None:
-    """The folder on this host's disk that holds the snapshot's files as they are (nothing copied), or None.
-
-    The local default's SNAPSHOT_DIR/<id>/, or an old export's folder on this host. None with
-    object storage: then `copy_snapshot_files` or `materialised_snapshot` bring the files here.
-    """
+    """The folder on this host's disk that holds the snapshot's files as they are (nothing copied),
+    or None (object storage: `copy_snapshot_files` or `materialised_snapshot` bring them here)."""
     storage = snapshot_storage()
     manifest_path = local_path(storage, stored_name(snapshot.pk, MANIFEST_NAME))
     if manifest_path is not None and Path(manifest_path).is_file():
@@ -145,12 +133,8 @@ def copy_snapshot_file(snapshot: Snapshot, name: str, target: IO[bytes]) -> int:
 
 
 def copy_snapshot_files(snapshot: Snapshot, folder: str | Path, names: Collection[str] | None = None) -> Path:
-    """Copy the snapshot's files (all, or `names` and the manifest) into `folder` (created), each
-    checked against the sha256 its manifest lists; return the folder.
-
-    A file that differs from its manifest raises SnapshotError, and nothing that failed the check
-    is left in the folder.
-    """
+    """Copy the snapshot's files (all, or `names` and the manifest) into `folder` (created); return
+    the folder. A file that differs from its manifest's sha256 raises SnapshotError and is not kept."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     manifest_path = folder / MANIFEST_NAME
@@ -173,12 +157,8 @@ def copy_snapshot_files(snapshot: Snapshot, folder: str | Path, names: Collectio
 
 @contextmanager
 def materialised_snapshot(snapshot: Snapshot, names: Collection[str] | None = None) -> Iterator[Path]:
-    """A local folder with the snapshot's files for the duration of the `with` block.
-
-    The files' own folder when this host has them on disk (nothing copied, nothing removed);
-    otherwise a temporary folder under DATA_DIR with the files fetched from the storage and
-    checked (copy_snapshot_files), removed afterwards. Treat the folder as read-only.
-    """
+    """A local folder with the snapshot's files for the `with` block: their own folder on this disk,
+    or a checked temporary copy under DATA_DIR, removed afterwards. Treat it as read-only."""
     here = local_snapshot_folder(snapshot)
     if here is not None:
         yield here
@@ -194,9 +174,8 @@ def materialised_snapshot(snapshot: Snapshot, names: Collection[str] | None = No
 def store_snapshot_folder(snapshot_id: int, folder: str | Path) -> list[str]:
     """Save every file of a written snapshot folder into the snapshot storage under `<id>/`; the names saved.
 
-    Whatever an earlier, failed try left under `<id>/` is removed first, so the stored set is
-    exactly this folder's. On any failure the names saved so far are removed again and the
-    error is raised: the storage never holds half a snapshot that the database calls done.
+    What an earlier try left there is removed first, and on any failure what was saved is removed
+    again: the storage never holds half a snapshot that the database calls done.
     """
     storage = snapshot_storage()
     remove_stored_files(snapshot_id)

@@ -63,10 +63,8 @@ TSV_COLUMNS = (
 )
 
 
-# One line of a split file. JSONL: json.dumps with ensure_ascii=False (the text as written) and its
-# default separators. TSV: csv.writer, tab-separated, QUOTE_MINIMAL (a field holding a tab, newline or
-# quote is quoted, its quotes doubled), lines ending in "\n" on every platform. The export's database
-# lines (database_lines.py) are generated from these and pinned equal to them by tests.
+# One line of a split file: JSONL as json.dumps(ensure_ascii=False) writes it, TSV as csv.writer
+# (QUOTE_MINIMAL) does, "\n" on every platform. database_lines.py is generated from these.
 TSV_DELIMITER, TSV_QUOTE = "\t", '"'
 _encode_json = json.JSONEncoder(ensure_ascii=False).encode  # one encoder: json.dumps builds one per call
 
@@ -122,10 +120,8 @@ def sha256_of_file(path: str | Path, block: int = 1 << 20) -> str:
 
 
 def content_hash(files: Mapping[str, str | None] | Sequence[Mapping[str, Any]]) -> str:
-    """SHA-256 over the sorted '<name>\\t<sha256>\\n' lines of the data files; the manifest is not part of it.
-
-    `files` maps name -> sha256, or is the manifest's list of {"name", "sha256", ...}.
-    """
+    """SHA-256 over the sorted '<name>\\t<sha256>\\n' lines of the data files (the manifest's
+    list, or {name: sha256}); the manifest is not part of it."""
     if not isinstance(files, Mapping):
         files = {entry["name"]: entry["sha256"] for entry in files}
     digest = hashlib.sha256()
@@ -145,16 +141,9 @@ def build_manifest(
     stopping_rules: dict[str, dict[str, int]] | None = None,
     typing_evidence: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The manifest; `label_scheme` is written for two-way and ordinal snapshots (absent: three-way,
-    as every snapshot made before schemes existed), and names the labels training predicts.
-    `gold_sources` counts the rows by where their gold_label comes from: crowd (3 of 5), imported
-    (the source file's, not validated), adjudicated, author (an unvalidated pair's author label by
-    the unvalidated_gold convention) and none ('-'). `stopping_rules` ({rule: {"pairs", "stopped_early"}})
-    is written where some pair is not on the fixed rule; absent: five labels a pair.
-    A pair stopped early has fewer than five labels, so `min_labels` 5 leaves it out.
-    `typing_evidence` counts the pairs whose hypothesis has a typing record ("recorded"),
-    those with the browser's evidence in it, the flagged ones and each judgement's flag
-    (authorship.selectors.typing_evidence_counts); evidence, never a filter."""
+    """The manifest (its keys: modeling/snapshots/README.md). An optional key is written only where it
+    says something, so older manifests read as they did: `label_scheme` for two-way and ordinal
+    snapshots (absent: three-way), `stopping_rules` where some pair is not on the fixed rule."""
     manifest = {
         "format": FORMAT_NAME,
         "snapshot": snapshot_id,
@@ -223,13 +212,9 @@ def training_files(manifest: Mapping[str, Any]) -> dict[str, str | None]:
 def verify_snapshot(
     directory: str | Path, expected_hash: str | None = None, names: Collection[str] | None = None
 ) -> dict[str, Any]:
-    """Check every file of a snapshot folder against its manifest; return the manifest.
-
-    A node checks before training: a folder edited after export would silently give results
-    that no longer belong to the snapshot named by the run. `names` limits the files that must be
-    present (a GPU node fetches only the JSONL files it trains on); the content hash is still
-    checked over every file the manifest lists, so the listed hashes cannot have been edited.
-    """
+    """Check every file of a snapshot folder against its manifest (an edited folder would give
+    results that are not the run's snapshot's); return the manifest. `names` limits the files that
+    must be present; the content hash still covers every file listed, so no listed hash was edited."""
     directory = Path(directory)
     if not directory.is_dir():
         raise SnapshotError(f"snapshot folder {directory} does not exist")

@@ -1,23 +1,10 @@
 """The label-level file of a snapshot: one row per label of the snapshot's pairs.
 
 Asked for with the filter `label_rows: true`; written as `labels.jsonl`, hashed and listed in the
-manifest like the split files. Research on label variation (ChaosNLI, learning from crowds) needs
-who gave which label; a market's worker id must never leave the platform, so each annotator is a
-pseudonym: `a<rank>`, the dense rank of their first label in the file's order (pairs in primary-key
-order, labels by position). It is stable within the snapshot (one person, one pseudonym, whatever
-their role), carries nothing of the market's id, and needs no secret, so exporting the same data
-again gives the same bytes. Imported labels have no worker and no pseudonym (null).
-
-Columns, in file order:
-  pairID, split (the file the pair is in), position (1 = the author's), role (author / validator),
-  annotator, label (in the scheme's words), rating (ordinal datasets: 1–5, else null), seconds
-  (time on the task; null where unknown), excluded (the worker was excluded), counted (the label is
-  one of the five the pair's gold label counts), catch_trials_seen / catch_trials_matched (the
-  annotator's catch-trial record on the platform), flags (the quality checks' flags of the annotator,
-  e.g. "too fast"; [] for none).
-With the filter `typing_flags: true` one more column, `typing_flags`: on the author's row, the typing
-flags of the hypothesis (authorship.judgements.Flag names, e.g. "pasted"; [] when none or no record);
-on a validator's row, [] (a validator wrote nothing).
+manifest like the split files. Its columns are in modeling/snapshots/README.md. A market's worker id
+must never leave the platform, so each annotator is a pseudonym, `a<rank>`: the dense rank of their
+first label in file order, stable within the snapshot and needing no secret, so exporting the same
+data again gives the same bytes.
 
 `label_rows` defines the file in Python; the export writes the lines PostgreSQL builds by the same
 rules (`label_lines_sql`, streamed by one COPY and hashed as they pass: `write_label_rows`), which
@@ -50,6 +37,7 @@ from .selectors import datasets_with_held_out_genres, held_out_dataset_ids, pair
 from .writer import BINARY_END, BINARY_HEADER, ExportStreamError, HashingBytes
 
 LABEL_ROWS_FILTER = "label_rows"
+# label_lines_sql writes the keys in this order: change the two together.
 LABEL_COLUMNS = (
     "pairID",
     "split",
@@ -95,17 +83,10 @@ def _snapshot_pairs(datasets: Sequence[str], filters: Mapping[str, Any], upper_i
     return pairs
 
 
-def _snapshot_labels(
-    datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None = None
-) -> QuerySet[ValidationLabel]:
-    """The labels of the snapshot's pairs (those up to `upper_id`)."""
-    return ValidationLabel.objects.filter(pair__in=_snapshot_pairs(datasets, filters, upper_id).values("pk"))
-
-
 def _labels(datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None = None) -> Any:
     """The snapshot's labels in file order, with `in_gold`."""
     return (
-        _snapshot_labels(datasets, filters, upper_id)
+        ValidationLabel.objects.filter(pair__in=_snapshot_pairs(datasets, filters, upper_id).values("pk"))
         .annotate(in_gold=Case(When(in_gold(), then=Value(True)), default=Value(False), output_field=BooleanField()))
         .order_by("pair_id", "position")
     )
@@ -119,9 +100,8 @@ def label_rows(
     flagged: Callable[[Iterable[int]], Mapping[int, list[str]]] = flag_marks,
     upper_id: int | None = None,
 ) -> Iterable[dict[str, Any]]:
-    """The rows of `labels.jsonl` in file order, made in Python (streamed: labels are read in
-    chunks): the definition of the file, which the lines PostgreSQL builds for the export
-    (`label_lines_sql`) are pinned to by tests."""
+    """The rows of `labels.jsonl` in file order, made in Python (streamed): the file's definition,
+    which tests pin `label_lines_sql` to."""
     labels = _labels(datasets, filters, upper_id).values_list(*_FIELDS)
     typing: Mapping[int, list[str]] | None = None
     if filters.get(TYPING_FLAGS_FILTER):
@@ -171,32 +151,23 @@ def label_rows(
 
 
 def _typing_flags(datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None) -> dict[int, list[str]]:
-    pairs = pairs_for_export(datasets, filters)
-    if upper_id is not None:
-        pairs = pairs.filter(pk__lte=upper_id)
-    return typing_flags_of_pairs(pairs.values("pk"))
+    return typing_flags_of_pairs(_snapshot_pairs(datasets, filters, upper_id).values("pk"))
 
 
 # The database's lines are framed as the split files' (database_lines.COPY_OPTIONS): the binary
 # COPY format, each row one field, the line with its newline, as the database made it (LineSink).
 LINE_COPY_OPTIONS = COPY_OPTIONS
-# Filled before the COPY (pg_temp, dropped after): per annotator of the file, the pseudonym and
-# the catch-trial and flag figures; per pair with typing flags, the flags. Python formats them
-# (a few rows per worker or flagged pair), the database every line.
+# Filled before the COPY (pg_temp, dropped after) with what Python formats, a few rows per annotator
+# or flagged pair; the database formats every line.
 WORKERS_TABLE = "snapshot_label_workers"
 TYPING_TABLE = "snapshot_label_typing"
 
 
 def pseudonyms(pairs: QuerySet[Pair]) -> dict[int, str]:
     """{worker id: `a<n>`}, n the rank of the worker's first label in file order (pair, position)
-    among the labels of `pairs` (the snapshot's), as `label_rows` gives them in turn: grouped
-    reads, not a walk of the labels.
-
-    A worker's first pair is the lowest pair id of their labels. It is read over all their labels
-    first, one pass of the label table, and kept where the snapshot has that pair (it is then the
-    lowest of the snapshot's too). Only the workers whose lowest pair is not the snapshot's (their
-    other datasets' labels, pairs the filters leave out) are read again against the snapshot's
-    pairs, a set of every pair of the snapshot to build."""
+    among the labels of `pairs`, as `label_rows` gives them, by grouped reads. A worker's lowest pair
+    over all their labels (one pass of the label table) is kept where the snapshot has it; only the
+    others are read again against the snapshot's pairs, a set costly to build."""
     lowest = _lowest_pairs(ValidationLabel.objects.all())
     kept = set(
         pairs.filter(EqualsAny(F("pk"), RawSQL("%s::bigint[]", [sorted(set(lowest.values()))]))).values_list(
@@ -351,25 +322,6 @@ def _concatenation(parts: Sequence[_Part], decided: Mapping[str, bool]) -> str:
     return " || ".join(pieces) if pieces else "''"
 
 
-# The keys in the order `label_lines_sql` writes them; it refuses to run if LABEL_COLUMNS says
-# otherwise (the statement must then be told how to write the new order).
-_LINE_ORDER = (
-    "pairID",
-    "split",
-    "position",
-    "role",
-    "annotator",
-    "label",
-    "rating",
-    "seconds",
-    "excluded",
-    "counted",
-    "catch_trials_seen",
-    "catch_trials_matched",
-    "flags",
-)
-
-
 def label_lines_sql(
     datasets: Sequence[str],
     filters: Mapping[str, Any],
@@ -383,20 +335,11 @@ def label_lines_sql(
     order: `jsonl_line` of each row `label_rows` gives, made by PostgreSQL from the labels and the
     tables `_fill_worker_facts` / `_fill_typing_flags` filled (with `typing_flags`; the worker
     table's tails written for the same value). `annotators`: whether any label of the file has one
-    (False: no worker table is read).
-
-    A line's cost is mostly its pieces (each a concatenation), so the statement writes few: the
-    pair's part (pairID, split) once per pair, not once per label; the worker's part (catch trials,
-    flags, up to the next value) formatted once per worker by Python; the rest chosen by CASE from
-    literals that already hold the keys, the label's word, the booleans and any null between them,
-    so that a label without a worker, rating or time is its pair's part, its position and one literal."""
-    if LABEL_COLUMNS != _LINE_ORDER:
-        raise RuntimeError("the SQL label lines do not write LABEL_COLUMNS in order; say how each key is made")
-    pairs = pairs_for_export(datasets, filters)
-    if upper_id is not None:
-        pairs = pairs.filter(pk__lte=upper_id)
+    (False: no worker table is read). A line's cost is mostly its pieces, so the statement writes
+    few (modeling/snapshots/README.md, "Label-level file")."""
     pairs_sql, pairs_params = (
-        pairs.order_by("pk")
+        _snapshot_pairs(datasets, filters, upper_id)
+        .order_by("pk")
         .values(
             pair_pk=F("pk"),
             pair_name=F("pair_id"),
@@ -431,9 +374,8 @@ def label_lines_sql(
     author = f"l.label_position = {AUTHOR_POSITION}"
     worker = "w.worker_id IS NOT NULL"
     words = {stored: to_scheme(scheme, stored) for stored in (*SCHEME_STORED_LABELS, NO_GOLD)}
-    # Three runs of the line, each one CASE over the values it folds in: the pair's part; the
-    # position, role and annotator; the rest. One run for all would write every combination of
-    # them, a statement many times longer for one concatenation less.
+    # Three runs of the line, each one CASE over the values it folds in: one run for all would
+    # write every combination of them, a statement many times longer for one concatenation less.
     runs: list[list[_Part]] = [
         [_Sql("p.pair_part")],
         [
@@ -471,11 +413,8 @@ def label_lines_sql(
     joins = f"LEFT JOIN pg_temp.{WORKERS_TABLE} AS w ON w.worker_id = l.label_worker" if annotators else ""
     if typing_flags:
         joins += f" LEFT JOIN pg_temp.{TYPING_TABLE} AS t ON t.pair_id = l.label_pair"
-    # OFFSET 0 keeps each a subquery of its own, in its order: the labels (every label of the
-    # table) are joined to the snapshot's pairs by id, and the pairs' part is made once per pair.
-    # Without the outer fence of `p` the planner pulls its part up into the line, made again for
-    # every label of the pair. The seconds' JSON is made in the labels' subquery, once per label,
-    # however many branches of the line name it.
+    # OFFSET 0 keeps each a subquery of its own, so the pairs' part is made once per pair (pulled up
+    # into the line, it is made again for every label) and the seconds' JSON once per label.
     sql = (
         f"SELECT {line} "
         f"FROM ({labels_sql} OFFSET 0) AS l "
@@ -487,9 +426,8 @@ def label_lines_sql(
 
 class LineSink(HashingBytes):
     """HashingBytes for the rows of a binary COPY of one text field (LINE_COPY_OPTIONS): each row's
-    bytes without its frame (the field count and length), rows counted a batch at a time. Only the
-    first message can carry the COPY's header and only the last is its end, so neither is looked
-    for in the rows between: a check more per row was a noticeable share of the file's time."""
+    bytes without its frame. The header and the end are looked for in the first and last messages
+    only: a check more per row was a noticeable share of the file's time."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
@@ -518,11 +456,8 @@ def write_label_rows(
     upper_id: int | None = None,
 ) -> dict[str, Any]:
     """Write `labels.jsonl` into the snapshot's folder; its manifest entry (name, rows, bytes, sha256).
-
-    The lines are the ones PostgreSQL builds (`label_lines_sql`), streamed by one `COPY … TO STDOUT`
-    on `cursor` (a psycopg2 cursor; the default connection's when None) and hashed as they pass:
-    byte for byte what `jsonl_line` makes of `label_rows` (tests pin the two). `upper_id`: the
-    highest pair id of the snapshot (the pairs written since are not its)."""
+    The lines of `label_lines_sql` are streamed by one COPY on `cursor` (a psycopg2 cursor; the
+    default connection's when None). `upper_id`: the highest pair id of the snapshot."""
     if cursor is None:
         with connection.cursor() as wrapper:
             return write_label_rows(datasets, filters, scheme, directory, cursor=wrapper.cursor, upper_id=upper_id)

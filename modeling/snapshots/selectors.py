@@ -1,9 +1,8 @@
 """Reads for snapshots: which pairs an export takes, with their labels, and what its manifest counts.
 
-The export's lines are read by ONE statement (database_lines.export_lines_sql, over
-`pairs_for_export`), so the whole export is one consistent view even while validators keep
-labelling. `rows_for_export` (keyset pages over the pair id, never OFFSET, one LEFT JOIN row per
-label, regrouped in Python) is the reference reader the tests compare the database's lines with.
+The export's lines are read by ONE statement (database_lines.export_lines_sql), one consistent
+view even while validators keep labelling; `rows_for_export` is the reference reader the tests
+compare the database's lines with.
 """
 
 from collections.abc import Iterator, Mapping, Sequence
@@ -115,9 +114,8 @@ def drop_ungrammatical(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
 def drop_test_fours(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     """DNC's test-set rule for ordinal data (Poliak et al. 2018, App. B.4): leave out of the test
     split the not-entailed pairs rated 4 ("likely"), "since some of these examples are arguably
-    entailments". A pair counts as rated 4 when any of the labels its counters count is (`in_gold`:
-    an excluded worker's is not); other splits, and pairs without ratings, are untouched. With `full_agreement` this
-    is DNC's pruned test set."""
+    entailments". A pair counts as rated 4 when any label its counters count (`in_gold`) is. With
+    `full_agreement` this is DNC's pruned test set."""
     rated_four = ValidationLabel.objects.filter(in_gold(), ordinal=LIKELY_RATING).values("pair_id")
     return pairs.exclude(
         Q(premise__split=Split.TEST)
@@ -160,11 +158,8 @@ def export_counts(
     datasets: Sequence[str] | None = None, filters: Filters | None = None, *, upper_id: int | None = None
 ) -> ExportCounts:
     """The rows of a snapshot (ids up to `upper_id`), by gold source, by stopping rule and by genre, in one pass.
-
-    Gold sources: as `corpus.gold.gold_source` says, and "author" for an unvalidated pair given its
-    author's label by the unvalidated_gold filter (as `writer.export_record` decides). Stopping
-    rules: None where every pair is on the fixed rule (five labels a pair), so that
-    manifests of fixed-rule data read as they always did."""
+    Gold sources as `corpus.gold.gold_source` says, and "author" where the unvalidated_gold filter
+    gives the author's label (as `writer.export_record` decides)."""
     filters = filters or {}
     with_sources = not filters.get("aggregation_run")
     sources = dict.fromkeys([*GoldSource.values, AUTHOR_GOLD], 0)
@@ -229,11 +224,9 @@ def pairs_for_export(
 ) -> QuerySet[Pair]:
     """The pairs a snapshot with these datasets and filters contains (unordered queryset).
 
-    `premise_per_row`: test each pair's premise (split, genre) by a primary-key probe per pair
-    rather than by a join. Pages want that: for a page of 5,000 pair ids the planner would
-    otherwise merge-join the premise table walked from its first row to the page's premises, a
-    scan that grows with every page. A count over every pair wants the join (one hash join beats
-    a probe per pair there; figures in bench/RESULTS-docstrings.md).
+    `premise_per_row`: test each pair's premise by a primary-key probe rather than a join, as pages
+    want (a page's merge join walks the premise table from its first row); a count over every pair
+    wants the join (figures in bench/RESULTS-docstrings.md).
     """
     filters = filters or {}
     dataset_ids, splits, genre_ids = export_scope(datasets, filters)
@@ -305,11 +298,8 @@ def _with_held_out_genres(dataset_slugs: Sequence[str] | None) -> QuerySet[Datas
 def keyset_pages(
     pairs: QuerySet[Pair], *, page_size: int = PAGE_SIZE, upper_id: int | None = None
 ) -> Iterator[tuple[int, int, QuerySet[Pair]]]:
-    """Yield (after id, last id, queryset of the page) by ascending pair id, never OFFSET.
-
-    `upper_id` caps the pages at the pairs that existed when an export began (default: the
-    highest id now), so rows written meanwhile do not change what a snapshot holds.
-    """
+    """Yield (after id, last id, queryset of the page) by ascending pair id, never OFFSET, up to
+    `upper_id` (the highest id when the export began; default: now)."""
     if upper_id is None:
         upper_id = pairs.order_by("-pk").values_list("pk", flat=True).first()
         if upper_id is None:
@@ -329,11 +319,8 @@ def keyset_pages(
 def rows_for_export(
     pairs: QuerySet[Pair], *, page_size: int = PAGE_SIZE, upper_id: int | None = None
 ) -> Iterator[tuple[PairValues, list[CountedLabel]]]:
-    """Yield (pair_values, [(position, label), ...]) by ascending pair id, one page of pairs at a time.
-
-    `upper_id` caps the export at the pairs that existed when it began, so rows written
-    after the count do not change what the snapshot holds.
-    """
+    """Yield (pair_values, [(position, label), ...]) by ascending pair id, a page of pairs at a time
+    (`keyset_pages`)."""
     for _, _, page in keyset_pages(pairs, page_size=page_size, upper_id=upper_id):
         label_counts = Case(When(labels_that_count("labels__"), then=Value(True)), default=Value(False))
         joined = (

@@ -1,15 +1,9 @@
 """Writes for snapshots: create one, export it once, never change it afterwards.
 
-An export writes every file into a temporary folder beside settings.SNAPSHOT_DIR/<id>/, then puts
-them where the snapshot storage keeps them (base/file_storage.py, `<id>/<file>`):
-
-- the local default (one host): the folder is renamed into SNAPSHOT_DIR/<id>/ in the same
-  transaction that marks the snapshot done;
-- object storage (OBJECT_STORAGE_BUCKET): every file is saved into the bucket before the
-  transaction that marks the snapshot done, so every host can read a done snapshot.
-
-Either way a snapshot is done with all its files or failed with none; a failed upload removes what
-it had saved, and a retry first removes what an earlier try left.
+An export writes every file into a temporary folder beside settings.SNAPSHOT_DIR/<id>/, then
+renames it into SNAPSHOT_DIR/<id>/ in the transaction that marks the snapshot done (the local
+default), or saves every file into object storage before that transaction. Either way a snapshot
+is done with all its files or failed with none; a retry first removes what an earlier try left.
 """
 
 import csv
@@ -68,9 +62,8 @@ FILTER_KEYS = (
 # label_rows adds the label-level file (modeling/snapshots/label_rows.py); it filters no pair.
 # typing_flags adds the author's typing flags to labels.jsonl, and so turns on label_rows.
 OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours", "label_rows", "typing_flags")
-# The option that adds a probabilistic aggregation run's label and posterior to every row (off when
-# absent, and then the files are exactly MultiNLI's). The run lives in the quality app, on the
-# judgement floor beneath this one.
+# The fields an aggregation run (quality app) adds to every row; without the option the files are
+# exactly MultiNLI's.
 AGGREGATION_FIELDS = ("aggregated_label", "aggregated_posterior")
 UNVALIDATED_GOLD_CHOICES = ("author", "-", "author-all")
 # What an export calls after every page: progress(rows_done, rows_total).
@@ -88,11 +81,9 @@ def normalize_request(
 ) -> tuple[list[str], dict[str, Any]]:
     """Check a snapshot request and give it one canonical form (sorted, defaults filled in).
 
-    The checks across datasets (one label scheme, the aggregation run's dataset) read the datasets
-    the snapshot takes: those named, or "all" of the user's team (`_team_of_request`), never
-    another team's, whose data the snapshot would not hold.
-
-    Raises ValidationError naming every bad field, so the API and the command can say what to fix.
+    The checks across datasets read the datasets the snapshot takes: those named, or "all" of the
+    user's team (`_team_of_request`), never another team's. Raises ValidationError naming every bad
+    field, so the API and the command can say what to fix.
     """
     errors: dict[str, str] = {}
     datasets = datasets or []
@@ -191,10 +182,7 @@ def create_snapshot(
     filters: Mapping[str, Any] | None = None,
 ) -> Snapshot:
     """A pending snapshot of these datasets (all of the team's when empty) and filters; export it next.
-
-    The snapshot belongs to its datasets' team (teams.access): a dataset of a team where the user
-    may not research is as unknown as a missing one, and "all" means all of that team's datasets.
-    """
+    It belongs to its datasets' team: another team's dataset is as unknown as a missing one."""
     datasets, filters = normalize_request(datasets, filters, user)
     team_id, datasets = _team_of_request(user, datasets)
     with transaction.atomic():
@@ -267,10 +255,8 @@ def request_snapshot(
     datasets: Sequence[str] | None = None,
     filters: Mapping[str, Any] | None = None,
 ) -> Snapshot:
-    """Make a snapshot and queue its export, in one transaction (the export runs in-process in embedded mode).
-
-    Bad datasets or filters raise ValidationError naming each field, and nothing is made.
-    """
+    """Make a snapshot and queue its export, in one transaction (in-process in embedded mode);
+    ValidationError naming each bad field, and nothing made, otherwise."""
     with transaction.atomic():
         snapshot = create_snapshot(user, datasets=datasets, filters=filters)
         # Queued on commit, so a fast Celery worker never looks for a row it cannot see yet.
@@ -285,11 +271,9 @@ def snapshot_directory(snapshot: Snapshot) -> Path:
 
 
 def _take(snapshot: Snapshot) -> Q:
-    """Take the snapshot's export (base.long_tasks.take: two exports of one snapshot never
-    race, a dead one's row is taken over). Returns what still says "this export holds the row"
-    (status and restart count): a restart by the reaper changes the count, so an export that was
-    thought dead never marks the snapshot done or failed over its successor.
-    """
+    """Take the snapshot's export (base.long_tasks.take). Returns what still says "this export
+    holds the row" (status and restart count): a reaper's restart changes the count, so an export
+    thought dead never marks the snapshot done or failed over its successor."""
     taken = take(Snapshot, snapshot.pk)
     snapshot.refresh_from_db()
     if not taken:
@@ -308,9 +292,8 @@ def export_snapshot(
 ) -> Snapshot:
     """Write the snapshot's files and mark it done; on any failure mark it failed and leave no files.
 
-    `progress(rows_done, rows_total)` is called after every page (the command's tqdm bar);
-    the snapshot's own `progress` field is updated at the same time for the dashboard.
-    `extra_files`: the writers of files other apps add (`ExtraFiles`); None: those the composition
+    `progress(rows_done, rows_total)` is called after every page, as the snapshot's `progress` is
+    saved. `extra_files`: the writers of files other apps add (`ExtraFiles`); None: those the composition
     root registered (modeling/snapshots/extra_files.py), () none.
     """
     held = _take(snapshot)

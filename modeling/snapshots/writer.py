@@ -3,24 +3,7 @@
 `export_record` and `tsv_row` say in Python what each line holds (`record_lines` makes the lines
 with format.jsonl_line / tsv_line); the export itself writes the lines PostgreSQL builds by the
 same rules (database_lines.py), which tests pin equal to these. `ExportFiles` writes them.
-
-Format decisions (see also modeling/snapshots/README.md):
-- JSONL keys are those of the MultiNLI 1.0 files, in the same (alphabetical) order, followed by one
-  addition, `dataset` (the row's dataset slug, for runs that mix corpora). Every dataset
-  is written in this one format, SNLI included: SNLI's `captionID` is carried in `promptID`
-  and its genre (`captions`) in `genre`, so one reader serves every snapshot.
-- TSV columns are MultiNLI's: gold_label, the four parses, sentence1, sentence2, promptID,
-  pairID, genre, label1..label5 (label1 = the author's; empty where a label is missing).
-  Unlike the original MultiNLI TSV (which needs quoting=QUOTE_NONE and breaks on stray quotes),
-  fields holding a tab, newline or double quote are quoted the csv way (QUOTE_MINIMAL, quotes
-  doubled), which `pandas.read_csv(sep="\\t", keep_default_na=False)` reads back unchanged.
-- annotator_labels: the author's label first, then the validators' in position order; labels
-  of excluded workers are left out, as they are left out of gold labels.
-- gold_label: the pair's gold label (>= 3 of 5 votes, else "-"). A training pair that was never
-  sent to validation has, by the convention of SNLI and MultiNLI, its author's label as gold
-  (filter `unvalidated_gold`: "author", the default, or "-" to leave such pairs without gold).
-  "author-all" extends the convention to every split, for recast data such as DNC whose dev and
-  test labels are the released ones (imported once, not queued for validation).
+The format's decisions (keys, columns, quoting, gold labels) are in modeling/snapshots/README.md.
 """
 
 import hashlib
@@ -113,11 +96,8 @@ def record_lines(
 
 
 class HashingBytes:
-    """A binary sink that counts bytes and hashes them as they are written.
-
-    Writes are kept until `BATCH` have come and then joined, hashed and written at once: per line
-    those steps cost an export more than making its lines. The bytes, hash and file
-    are the same as line by line; `bytes` and `sha256` are final after close()."""
+    """A binary sink that counts bytes and hashes them as they are written, `BATCH` writes at a time
+    (per line those steps cost an export more than making its lines); final after close()."""
 
     BATCH = 2000
 
@@ -204,12 +184,9 @@ def _unreadable(row: bytes) -> ExportStreamError:
 
 class ExportFiles:
     """The split files of an export, written from the rows of its COPY (database_lines): psycopg2
-    calls `write` with each row the database sends (one COPY message is one row). A row is its
-    three fields, file name, JSONL line and TSV line, in the binary COPY format (each line's bytes
-    as the database made them); the lines go to `<file>.jsonl` and `<file>.tsv` (opened at their
-    first row, the TSV with its header), a page of `every` rows at a time (kept, joined, hashed and
-    written: per row that was most of the writer's time), and `on_rows(rows)` is called after every
-    page (the export's progress)."""
+    calls `write` with each row, (file name, JSONL line, TSV line) in the binary COPY format. The
+    lines go to `<file>.jsonl` and `<file>.tsv` a page of `every` rows at a time (per row, writing
+    was most of the writer's time), and `on_rows(rows)` is called after every page."""
 
     def __init__(
         self,

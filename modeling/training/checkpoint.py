@@ -1,10 +1,7 @@
 """Write, check and load a run's checkpoint, anywhere torch runs (no Django, no platform).
 
-A checkpoint is one safetensors file (https://huggingface.co/docs/safetensors): the weights as
-tensors, and in its header, as JSON text, the model name, its resolved config, the vocabulary
-(index -> word), the labels (class index -> label) and the epoch. Reading one parses JSON and
-copies tensor bytes; nothing in it can run. The platform never unpickles a checkpoint: a GPU node
-is untrusted, and a pickle is a program.
+A checkpoint is one safetensors file (its header: docs/gpu-nodes.md, "Checkpoints"). The platform
+never unpickles a checkpoint: a GPU node is untrusted, and a pickle is a program.
 
     from modeling.training.checkpoint import load_checkpoint
     model = load_checkpoint("run-12-cbow.safetensors")
@@ -237,11 +234,8 @@ def _info(header: Mapping[str, Any]) -> CheckpointInfo:
 
 
 def expected_tensors(info: CheckpointInfo) -> dict[str, tuple[str, list[int]]]:
-    """{name: (safetensors dtype, shape)} of the named net with the checkpoint's dimensions.
-
-    The net is built on PyTorch's meta device: shapes without memory, so checking an upload of
-    hundreds of megabytes allocates nothing of that size.
-    """
+    """{name: (safetensors dtype, shape)} of the named net with the checkpoint's dimensions, built on
+    the meta device: checking an upload of hundreds of megabytes allocates nothing of that size."""
     if info.kind == "majority":
         return {"label": ("I64", [])}
     try:
@@ -261,17 +255,9 @@ def _compare(info: CheckpointInfo) -> None:
     missing = sorted(set(expected) - set(info.tensors))
     extra = sorted(set(info.tensors) - set(expected))
     if missing or extra:
-        raise CheckpointInvalid(
-            f"the tensors do not match a {info.kind} net: "
-            + "; ".join(
-                part
-                for part in (
-                    f"missing {', '.join(missing[:5])}" if missing else "",
-                    f"unexpected {', '.join(extra[:5])}" if extra else "",
-                )
-                if part
-            )
-        )
+        problems = [f"missing {', '.join(missing[:5])}"] if missing else []
+        problems += [f"unexpected {', '.join(extra[:5])}"] if extra else []
+        raise CheckpointInvalid(f"the tensors do not match a {info.kind} net: " + "; ".join(problems))
     for name, want in expected.items():
         if info.tensors[name] != want:
             dtype, shape = info.tensors[name]
@@ -285,14 +271,9 @@ def _compare(info: CheckpointInfo) -> None:
 
 
 def run_vocabulary(train_lines: Iterable[bytes | str], labels: Sequence[str], config: Mapping[str, Any]) -> list[str]:
-    """The vocabulary (index -> word) the trainer builds for a run from its snapshot's train.jsonl.
-
-    loop.train builds it with Vocab.build over the gold-labelled train pairs that select_train
-    keeps (of `train_genre` alone when the config names one; mixing reorders nothing). Here the
-    lines are read one at a time, so the platform checks a node's checkpoint against its run
-    without holding the pairs in memory. `labels` is the snapshot's label scheme: a pair counts
-    when its gold label is one of them.
-    """
+    """The vocabulary (index -> word) loop.train builds for a run from its snapshot's train.jsonl
+    (the gold-labelled pairs select_train keeps), read a line at a time so the platform checks a
+    node's checkpoint without holding the pairs in memory. `labels`: the snapshot's label scheme."""
     index = label_index(labels)
     genre = config.get("train_genre")
 
@@ -314,11 +295,7 @@ def vocabulary_digest(words: Iterable[str]) -> str:
 
 def mismatch_with_run(info: CheckpointInfo, labels: Sequence[str], vocabulary_sha256: str) -> str | None:
     """Why a checkpoint does not belong to a run with these labels and vocabulary, or None when it does.
-
-    A net whose classes are other labels (two-way, or words of its own) or whose embedding rows
-    are other words answers well-formed nonsense to every reader of the run, so both must equal
-    the run's, in order.
-    """
+    Other classes or other embedding rows would answer well-formed nonsense, so both must be the run's."""
     if tuple(info.labels) != tuple(labels):
         return (
             f"the checkpoint's labels are {', '.join(info.labels)}; the run's snapshot labels its pairs "
@@ -334,12 +311,7 @@ def mismatch_with_run(info: CheckpointInfo, labels: Sequence[str], vocabulary_sh
 
 def check_checkpoint(path: "str | os.PathLike[str]") -> CheckpointInfo:
     """CheckpointInfo of a checkpoint file that would load; CheckpointInvalid (why not) otherwise.
-
-    Checked without running anything and without reading the weights into memory: the header
-    parses, names a known model with sane dimensions, its tensors are exactly the state of that
-    net (names, dtypes, shapes), and the safetensors library accepts the file (offsets that
-    cover the file, sizes that match the shapes).
-    """
+    Checked without running anything or reading the weights into memory (docs/gpu-nodes.md)."""
     from safetensors import SafetensorError, safe_open
 
     path = Path(path)
@@ -380,10 +352,7 @@ def _read_all(source: CheckpointSource) -> bytes:
 
 def load_checkpoint(source: CheckpointSource, map_location: str | torch.device = "cpu") -> LoadedModel:
     """The LoadedModel of a checkpoint: a path, the file's bytes, or a binary file object.
-
-    CheckpointInvalid (with what is wrong) for anything but a checkpoint of this format,
-    torch.save files of the old format included.
-    """
+    CheckpointInvalid (what is wrong) for anything else, old torch.save files included."""
     from safetensors import SafetensorError
     from safetensors.torch import load
 
@@ -420,10 +389,9 @@ def load_checkpoint(source: CheckpointSource, map_location: str | torch.device =
 def convert_old_checkpoint(source: "str | os.PathLike[str]", destination: "str | os.PathLike[str]") -> CheckpointInfo:
     """Rewrite a torch.save checkpoint (the old format) as a safetensors checkpoint; its CheckpointInfo.
 
-    Read with torch.load(weights_only=True): PyTorch's restricted unpickler, which builds tensors
-    and plain containers (dict, list, str, numbers) and refuses every other object, so a planted
-    pickle raises instead of running. CheckpointInvalid when the file holds anything else, or does
-    not load into the net it names.
+    Read with torch.load(weights_only=True) only, so a planted pickle raises instead of running.
+    CheckpointInvalid when the file holds more than tensors and plain containers, or does not load
+    into the net it names.
     """
     import pickle
 

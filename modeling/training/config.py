@@ -1,7 +1,7 @@
 """A training run's configuration: the papers' defaults and the checks on what a researcher asks for.
 
-Free of torch and of Django on purpose: the web site validates a run's config when it is
-launched without loading torch, and the training loop runs without Django (bench/train.py).
+Free of torch and of Django on purpose: the web site validates a launch without loading torch,
+and the training loop runs without Django.
 """
 
 import math
@@ -47,9 +47,8 @@ DEFAULTS: dict[str, Any] = {
     "amp": True,  # mixed precision, used only on CUDA
     "train_eval_limit": 5000,  # train accuracy is measured on at most this many train pairs
     "cpu_threads": None,  # torch threads on a CPU node (None: torch's default); 1 on a busy machine
-    # "eager": today's step (packed LSTMs, a batch as wide as its longest sentence); "graphed": fixed
-    # shapes, the whole step captured as a CUDA graph per shape on a GPU (graphed.py), run eagerly on
-    # a CPU. Eager stays the default until a GPU run has measured the graphed step's accuracy.
+    # "graphed": fixed shapes, each captured as a CUDA graph on a GPU (graphed.py); eager stays the
+    # default until a GPU run has measured the graphed step's accuracy.
     "step": "eager",
 }
 STEPS = ("eager", "graphed")

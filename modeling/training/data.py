@@ -1,8 +1,7 @@
 """A snapshot's JSONL files as token ids, and length-bucketed batches.
 
-Training reads the exported files, never the database: a run is then reproducible from the
-snapshot folder alone (and a GPU node needs no database connection for the data itself).
-Plain Python and torch only, no Django, so bench/ scripts can import it.
+Training reads the exported files, never the database, so a run is reproducible from the
+snapshot folder alone. Plain Python and torch only, no Django.
 """
 
 import json
@@ -209,12 +208,9 @@ def make_batches(
     pool_batches: int = 50,
     length: Callable[[Example], tuple[int, int] | int] = pair_length,
 ) -> list[Batch]:
-    """Batches of similar length: shuffle, sort pools of `pool_batches` batches by length, cut.
-
-    Sorting only within pools keeps epochs random while most batches carry little padding.
-    Without `rng` the order is fixed (evaluation). `bucket=False` is the plain baseline.
-    `length` says what to sort by: both sentences, or only what the model reads.
-    """
+    """Batches of similar length: shuffle, sort pools of `pool_batches` batches by `length`, cut
+    (sorting only within pools keeps epochs random). Without `rng` the order is fixed (evaluation);
+    `bucket=False` is the plain baseline."""
     examples = list(examples)
     if rng is not None:
         rng.shuffle(examples)

@@ -1,16 +1,10 @@
 """The training set resident on the training device, and each epoch's batches as index slices into it.
 
-The host path (data.make_batches + collate) builds every batch in Python and copies it to the
-device: on a GPU most of a step's time was that, and a synchronisation per copy. Here the encoded
-pairs are copied once, padded to the set's longest sentence, and a step is `tokens[idx, :width]`
-on the device.
-
-An epoch's plan is made once per epoch, with the same `random.Random` draws as the host path
-(the mixing sample, the shuffle of the pairs, the shuffle of the batches) and the same pooled
-length sort, done on the device as one stable sort: the batches are the host path's batches,
-pair for pair, so a seeded run trains on exactly what it trained on before (tests/modeling/
-test_device_data.py). The plan comes back to the host in one copy per epoch: the LSTMs' packing
-needs each batch's lengths on the host, and taking them from the plan costs no synchronisation.
+Collating every batch in Python (data.make_batches) costs a GPU most of a step and a
+synchronisation per copy; here the encoded pairs are copied once and a step is
+`tokens[idx, :width]`. An epoch's plan uses the host path's `random.Random` draws and pooled length
+sort, so its batches are the host path's, pair for pair (tests/modeling/test_device_data.py); it
+reaches the host in one copy per epoch, which gives the LSTMs' packing its lengths.
 """
 
 import itertools
@@ -57,10 +51,7 @@ def padded_ids(sentences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.
 
 class DeviceTrainSet:
     """`primary` + `secondary` (the mixing pool) as device tensors; `epoch(...)` yields DeviceBatches.
-
-    `sort_by` is "pair" (premise length, then hypothesis length: data.pair_length) or
-    "hypothesis" (data.hypothesis_length), what bucketing sorts by.
-    """
+    `sort_by`: what bucketing sorts by, "pair" (data.pair_length) or "hypothesis" (data.hypothesis_length)."""
 
     def __init__(
         self,

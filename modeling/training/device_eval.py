@@ -1,15 +1,10 @@
 """An evaluation split resident on the device, predicted at fixed shapes; on CUDA each shape's
 forward pass is captured once as a CUDA graph and replayed.
 
-`Trainer.predict` collates every batch in Python and copies it over, for every split at the end and
-for the dev split after every epoch: with the graphed training step the GPU then waits on the host
-for the evaluation as it no longer does for training. Here a split is encoded, padded and sorted by
-length once (the order `Trainer.predict` uses), each batch is `batch_size` rows (the last one filled
-with copies of its first row, whose predictions are written to the same place) at widths from
-graphed.WIDTHS, and the predictions stay on the device until the split is done: one read per pass.
-
-The LSTMs run on the padded batch (the static path, which the graphed step sets), so a pass needs
-no value from the host. On a CPU the same fixed-shape passes run eagerly.
+With the graphed step, `Trainer.predict`'s Python collation would leave the GPU waiting on the
+host. Here a split is sorted by length once (`Trainer.predict`'s order), each batch is `batch_size`
+rows (the last one filled with copies of its first row) at widths from graphed.WIDTHS, and the
+predictions are read once per pass. On a CPU the same fixed-shape passes run eagerly.
 """
 
 from collections.abc import Sequence

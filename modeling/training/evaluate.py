@@ -61,11 +61,8 @@ NO_GOLD_LETTER = "-"
 
 
 def pair_predictions(examples: Sequence[Example], predictions: Sequence[int]) -> dict[str, Any]:
-    """Per pair, compactly: its pairID, the gold label and the prediction, one letter each.
-
-    The web side joins these to what it knows of the pairs (the artifacts app: accuracy per
-    phenomenon tag, MultiNLI Table 6); the run itself needs no database for that.
-    """
+    """Per pair, compactly: its pairID, the gold label and the prediction, one letter each, which the
+    artifacts app joins to the pairs' tags (MultiNLI Table 6): the run needs no database for that."""
     return {
         "pair_ids": [ex.pair_id for ex in examples],
         "gold": "".join(LABEL_LETTERS[ex.label] if ex.label != NO_LABEL else NO_GOLD_LETTER for ex in examples),

@@ -1,19 +1,10 @@
 """A training step with no host in the loop: fixed shapes, each shape's step captured once as a CUDA graph.
 
-At the papers' batch of 32 a GPU step is a few hundred small kernels, and the host's Python and
-launches take longer than the kernels: the GPU waits. Here every batch has one of a few shapes
-(`batch_size` rows, each sentence side padded to a width from WIDTHS), so the step for a shape can
-be recorded once (forward, backward, clipping, Adam, the loss summed into a device total) and then
-replayed with one call. What changes between steps lives in fixed tensors the graph reads: the
-batch's row indices into the training set already on the device, and a weight per row (1 for a
-real pair, 0 for a row that only fills the last batch of an epoch).
-
-The LSTMs run on the padded batch (layers.py, the "static" path: no packing, whose shape depends
-on the data), so the step needs no value from the host. Nothing synchronises inside an epoch: the
-loss is summed on the device and read when progress is reported and once at the epoch's end.
-
-On a CPU there is nothing to capture: the same fixed-shape step runs eagerly (the embedded demo's
-path). Graph capture needs bf16 or no autocast: fp16's loss scaler reads the device each step.
+Why and how: docs/gpu-nodes.md, "The graphed step and packed runs". What changes between steps
+lives in fixed tensors the graph reads: the batch's row indices into the training set already on
+the device, and a weight per row (1 for a real pair, 0 for a row that only fills the last batch).
+On a CPU the same fixed-shape step runs eagerly. Graph capture needs bf16 or no autocast: fp16's
+loss scaler reads the device each step.
 """
 
 import random
@@ -23,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 from torch.nn import functional as F
 
 from modeling.nets.layers import set_lstm_path
@@ -110,7 +100,6 @@ class GraphedStep:
                 "CUDA graphs need a CUDA device and bf16 or no autocast (fp16 scales its loss on the host)"
             )
         set_lstm_path(self.net, "static")
-        self.grad_clip = float(trainer.config["grad_clip"] or 0.0)
         if self.graphs_wanted:
             # A captured Adam keeps its step count on the device (capturable), or every replay
             # would repeat the step number recorded at capture.
@@ -148,19 +137,7 @@ class GraphedStep:
         with self.trainer.autocast():
             logits = self.net(premise, None, hypothesis, None)
         losses = F.cross_entropy(logits.float(), labels, reduction="none") * self.weights
-        loss = losses.sum() / self.weights.sum()
-        if self.trainer.scaler.is_enabled():  # fp16 on a GPU without bf16: eager only
-            self.trainer.scaler.scale(loss).backward()
-            if self.grad_clip:
-                self.trainer.scaler.unscale_(self.optimizer)
-                nn.utils.clip_grad_norm_(self.net.parameters(), self.grad_clip)
-            self.trainer.scaler.step(self.optimizer)
-            self.trainer.scaler.update()
-        else:
-            loss.backward()  # type: ignore[no-untyped-call]
-            if self.grad_clip:
-                nn.utils.clip_grad_norm_(self.net.parameters(), self.grad_clip, foreach=self.device.type == "cuda")
-            self.optimizer.step()
+        self.trainer.backward_and_step(losses.sum() / self.weights.sum())  # fp16's scaler: eager only
         self.loss_total.add_(losses.detach().sum())
         self.correct_total.add_(((logits.detach().argmax(dim=-1) == labels).float() * self.weights).sum())
 

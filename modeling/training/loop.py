@@ -1,9 +1,8 @@
 """The training loop: seeds, mixing, single-genre runs, early stopping on dev matched, AMP on CUDA.
 
-`train(data, model, config, on_progress)` is plain Python + torch (no Django), so the Celery task,
-the `train` command and bench/ call the same code. `on_progress(event)` receives a dict after
-every epoch and, during one, at most every PROGRESS_SECONDS (the loss then is the mean since the
-last report); callers decide how often to write it anywhere.
+`train` is plain Python + torch (no Django), so the Celery task, the `train` command and bench/
+call the same code. `on_progress(event)` receives a dict after every epoch and, during one, at
+most every PROGRESS_SECONDS (the loss then is the mean since the last report).
 """
 
 import math
@@ -67,11 +66,8 @@ _AMP_DTYPES: dict[str, torch.dtype] = {}
 
 
 def amp_dtype(device: torch.device) -> torch.dtype:
-    """bf16 where this GPU has it and its LSTMs (cuDNN's) run in it, else fp16; probed once per device.
-
-    The probe trains a tiny packed bidirectional LSTM one step under bf16 autocast, inside
-    fork_rng so a run's random stream (its initial weights) is the same whichever dtype it gets.
-    """
+    """bf16 where this GPU has it and its LSTMs (cuDNN's) run in it, else fp16; probed once per device
+    inside fork_rng, so a run's random stream is the same whichever dtype it gets."""
     key = str(device)
     if key not in _AMP_DTYPES:
         dtype = torch.float16
@@ -126,11 +122,9 @@ class Trainer:
         if self.trainable:
             self.net.to(self.device)
             # Fused Adam updates every parameter in one kernel on CUDA; on the CPU torch's plain
-            # Adam is what ran before (and what the same-predictions test holds the CPU to).
-            if self.device.type == "cuda":
-                self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config["lr"], fused=True)
-            else:
-                self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config["lr"])
+            # Adam (fused None, the default) is what the same-predictions test holds the CPU to.
+            fused = True if self.device.type == "cuda" else None
+            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config["lr"], fused=fused)
             self.loss_fn = nn.CrossEntropyLoss()
             self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         if self.device.type == "cuda":
@@ -150,21 +144,26 @@ class Trainer:
         with self.autocast():
             logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
             loss: torch.Tensor = self.loss_fn(logits.float(), batch.labels)
+        self.backward_and_step(loss)
+        return loss.detach()
+
+    def backward_and_step(self, loss: torch.Tensor) -> None:
+        """Backpropagate, clip to grad_clip and step (through the fp16 scaler when it is on); the graphed step's too."""
+        clip = self.config["grad_clip"]
         # torch's Tensor.backward has no type hints.
         if self.scaler.is_enabled():
             self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
-            if self.config["grad_clip"]:
+            if clip:
                 self.scaler.unscale_(self.optimizer)
-                nn.utils.clip_grad_norm_(self.net.parameters(), self.config["grad_clip"])
+                nn.utils.clip_grad_norm_(self.net.parameters(), clip)
             self.scaler.step(self.optimizer)
             self.scaler.update()
         else:
             loss.backward()  # type: ignore[no-untyped-call]
-            if self.config["grad_clip"]:
+            if clip:
                 # foreach on CUDA: the norm and the clipping stay on the device, no synchronisation.
-                nn.utils.clip_grad_norm_(self.net.parameters(), self.config["grad_clip"])
+                nn.utils.clip_grad_norm_(self.net.parameters(), clip)
             self.optimizer.step()
-        return loss.detach()
 
     @torch.no_grad()
     def predict(self, examples: Sequence[Example], batch_size: int | None = None) -> list[int]:
@@ -242,11 +241,8 @@ def train(
     data_path: str = "device",
 ) -> tuple[dict[str, Any], Trainer]:
     """Train `model` on a loaded snapshot; return (results, trainer). `config` is resolved here.
-
-    `data_path`: "device" (the training set on the training device, batches as index slices:
-    device_data.py) or "host" (batches collated in Python each epoch, the earlier path, kept for
-    comparison: both train on the same batches in the same order).
-    """
+    `data_path`: "device" (device_data.py) or "host" (batches collated in Python each epoch, kept
+    for comparison): both train on the same batches in the same order."""
     if data_path not in ("device", "host"):
         raise ValueError(f"data_path must be device or host, not {data_path!r}")
     config = resolve_config(model, config)

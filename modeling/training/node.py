@@ -2,16 +2,10 @@
 
     python -m modeling.training.node [--dry-run] [extra celery worker options]
 
-A run is one process of a Celery worker's prefork pool (with prefetch 1 and acks_late, a Celery worker holds
-exactly the runs it trains), so runs on a node never share a Python interpreter, a CUDA context
-or a torch thread pool; each has its own lease, heartbeats, checkpoint and results, as a run on a
-node of one. With several GPUs (TRAINING_GPUS, or every GPU `nvidia-smi -L` lists, or those in
-CUDA_VISIBLE_DEVICES), each GPU gets a Celery worker of its own that sees only it (CUDA_VISIBLE_DEVICES)
-and is named gpu<N>@host; with one GPU or none the Celery worker is gpu@host, as before.
-
-Settings (environment): TRAINING_RUNS_PER_NODE (runs per GPU, default 1; see docs/gpu-nodes.md
-for sizing), TRAINING_GPUS ("0,1,3", "none", or unset to detect). Plain Python, no Django and
-no torch: it only starts processes.
+A run is one process of a Celery worker's prefork pool (prefetch 1, acks_late), so runs on a node
+never share an interpreter, a CUDA context or a torch thread pool. Each GPU gets a Celery worker
+named gpu<N>@host that sees only it; with one GPU or none the worker is gpu@host. Settings
+(TRAINING_RUNS_PER_NODE, TRAINING_GPUS): docs/gpu-nodes.md. Plain Python, no Django and no torch.
 """
 
 import os

@@ -1,19 +1,10 @@
 """Several runs of one model trained at once on one device: their weights stacked, one step for all.
 
-The genre matrix (MultiNLI's Table 4) is twelve runs of one shape on different data. Alone, each
-run leaves most of a GPU idle; here they share every kernel launch. Each run is prepared as
-loop.train prepares it (its own vocabulary, embeddings, seed and batches), then:
-
-- its parameters are stacked with the others' along a new first axis (embedding tables padded to
-  the largest vocabulary: rows a run never indexes get no gradient, so Adam never moves them);
-- torch.func.vmap runs the net once over all runs' batches, each padded to the step's widest;
-- one Adam over the stacked tensors is each run's own Adam (Adam is elementwise; gradient
-  clipping takes each run's own norm), and a run whose epochs are over, or that stopped early,
-  is masked out of every later update.
-
-LSTMs take the unrolled path (layers.py): aten's fused LSTM has no vmap rule. With dropout 0 a
-packed run's losses and accuracies equal its lone run's (tests/modeling/test_packed_runs.py);
-with dropout, vmap draws each run's masks from one stream, so runs agree only within noise.
+Alone, each run of the genre matrix leaves most of a GPU idle; here they share every kernel launch
+(docs/gpu-nodes.md, "The graphed step and packed runs"). Each run is prepared as loop.train
+prepares it; embedding tables are padded to the largest vocabulary (rows a run never indexes get
+no gradient, so Adam never moves them), and one Adam over the stacked tensors is each run's own
+(Adam is elementwise; clipping takes each run's own norm).
 """
 
 import copy
@@ -133,10 +124,7 @@ def train_packed(
     checkpoint_paths: Sequence[str | Path | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Train one run per (data, config) at once; each run's results as loop.train reports them.
-
-    `on_progress[i]` gets run i's events as loop.train's `on_progress` does (start, a step at most
-    every PROGRESS_SECONDS, each epoch, evaluate); `checkpoint_paths[i]` gets its best epoch's
-    checkpoint, as loop.train writes it."""
+    `on_progress[i]` and `checkpoint_paths[i]` are run i's, as loop.train takes them."""
     if model == "majority":
         raise ValueError("the majority baseline has nothing to train; run it alone")
     started = time.monotonic()

@@ -1,10 +1,8 @@
 """The platform scores a finished run's checkpoint itself, on its snapshot's own dev split.
 
 A GPU node is untrusted: the accuracy it reports is a claim. Once a node's run is done, the
-default queue (or the embedded mode's own process) loads the stored checkpoint as data (the
-safetensors check, never unpickled), predicts every pair of the snapshot's dev file and keeps the
-accuracy beside the node's in `TrainingRun.remeasured_accuracy`. Pages and the API show the node's
-figure as not re-measured until then, and flag a disagreement; model annotators use only runs the
+default queue loads the stored checkpoint as data, predicts the snapshot's dev file and keeps the
+accuracy beside the node's in `TrainingRun.remeasured_accuracy`; model annotators use only runs the
 platform scored (modeling.training.selectors.runs_fit_to_label).
 """
 
@@ -94,10 +92,7 @@ def _hits(model: object, batch: list[tuple[str, str, str]]) -> int:
 
 def remeasure_run(run_id: int) -> float | None:
     """Score a done run's checkpoint and keep the figure (or why it could not be had); the accuracy, or None.
-
-    A run measured already, or not done, or without a checkpoint is left as it is. The figure is
-    kept only while the run still names the checkpoint that was scored.
-    """
+    Only a done, unmeasured run with a checkpoint is scored, and kept while it still names that checkpoint."""
     run = TrainingRun.objects.select_related("snapshot").filter(pk=run_id, status=RunStatus.DONE).first()
     if run is None or not run.checkpoint_name or run.remeasured_accuracy is not None:
         return None

@@ -1,9 +1,7 @@
 """A GPU node's line to the platform: the node API over HTTP with a node token, no database.
 
 `HttpReporter` is the RunReporter of a node that shares nothing with the platform but the network
-(settings PLATFORM_URL and NODE_TOKEN): it leases runs, fetches snapshots into its
-SnapshotCache, sends heartbeats, the checkpoint and the result or failure. Plain Python (stdlib
-urllib, no Django, no torch).
+(PLATFORM_URL and NODE_TOKEN). Plain Python (stdlib urllib, no Django, no torch).
 """
 
 import http.client

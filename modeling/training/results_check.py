@@ -1,9 +1,8 @@
 """What a GPU node may report about a run: the metrics the trainer writes (loop.train,
 evaluate.summarize), with their ranges, and no more bytes than such metrics take.
 
-A node is untrusted: a made-up figure, a metric the platform never computes, or megabytes of
-padding would otherwise be stored and shown as the run's. Each problem is named, so an honest node
-that drifted from this version's trainer is told exactly what to fix.
+A node is untrusted: a made-up figure, an unknown metric or megabytes of padding would otherwise be
+stored as the run's. Each problem is named, so an honest node that drifted is told what to fix.
 """
 
 import json
@@ -163,11 +162,8 @@ def _prediction_problems(predictions: object, split_rows: Mapping[str, int] | No
 
 
 def node_results_problems(results: object, *, split_rows: Mapping[str, int] | None = None) -> list[str]:
-    """What is wrong with a node's results, in words; [] when they may be stored.
-
-    `split_rows`: rows per evaluation split of the run's snapshot; each split's predictions must
-    cover exactly its rows.
-    """
+    """What is wrong with a node's results, in words; [] when they may be stored. `split_rows`: rows
+    per evaluation split of the run's snapshot, which each split's predictions must cover exactly."""
     if not isinstance(results, Mapping):
         return ["results must be an object"]
     problems: list[str] = []

@@ -54,9 +54,8 @@ def lease_run(
         if run.status in (RunStatus.DONE, RunStatus.FAILED):
             return None
         if node_token is not None and not run_known_to_node(run, node_token):
-            # A run is its leaseholder's: another node token that knows the attempt (a broker
-            # message gave it away) takes nothing over. A lost node's run comes back through the
-            # reaper (requeued under a new attempt, leasable by any node) or its own token.
+            # A run is its leaseholder's: another node token that knows the attempt takes nothing
+            # over; a lost node's run comes back through the reaper or its own token.
             logger.warning("run %s: a lease by node %s of a run another holds; refused", run_id, node_token.pk)
             return None
         if node_token is not None and (not task_id or task_id != run.celery_task_id):
@@ -174,11 +173,10 @@ def store_checkpoint(
 ) -> bool:
     """Put a finished checkpoint (a readable binary file) into the checkpoint storage and record it.
 
-    The stored name is new for each lease, so a takeover never overwrites the file a reader may be
-    downloading; the previous one is deleted once the run names the new one. Returns False (and
-    keeps nothing) when the lease no longer holds the run; CheckpointRejected (nothing kept) when
-    the bytes do not match `sha256` or are not a checkpoint that loads into the net it names:
-    what a node sends is checked as data here, before the run can finish on it, and never unpickled.
+    The stored name is new for each lease, so a takeover never overwrites a file being downloaded.
+    False (nothing kept) when the lease no longer holds the run; CheckpointRejected (nothing kept)
+    when the bytes do not match `sha256` or are not this run's checkpoint: checked as data, never
+    unpickled, before the run can finish on it.
     """
     from django.core.files import File
 
@@ -235,9 +233,9 @@ def finish_run(
 ) -> bool:
     """Record a run's results (it is done); False when the lease no longer holds the run.
 
-    A node's run (`node_token`) finishes only on a checkpoint that passed store_checkpoint's check:
-    FinishRefused otherwise, and the run stays running. The progress figures become what really ran: a run stopped early (patience, max_minutes)
-    reads "epoch 4/4, step 400/400", not "step 400/1000" of a plan it did not finish.
+    A node's run (`node_token`) finishes only on a checkpoint that passed store_checkpoint's check
+    (FinishRefused otherwise). The progress becomes what really ran: a run stopped early reads
+    "step 400/400", not "step 400/1000" of a plan it did not finish.
     """
     now = timezone.now()
     dev_split = results.get("dev_split")

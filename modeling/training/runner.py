@@ -1,13 +1,8 @@
 """The node's side of a training run, whatever carries its reports home.
 
-One code path for both deployments. A `RunReporter` says where the run comes from and where its
-progress, result, failure and checkpoint go:
-
-    DatabaseReporter  (services.py)  the embedded mode and single-host Celery workers: the ORM, the
-                                     snapshot folder on this disk, the checkpoint storage;
-    HttpReporter      (remote.py)    a GPU node that shares nothing but the network: the
-                                     platform's node API with a node token, and snapshots
-                                     fetched into a local cache keyed by content hash.
+One code path for both deployments: a `RunReporter` says where the run comes from and where its
+progress, result, failure and checkpoint go (services.DatabaseReporter: the ORM, for the embedded
+mode and single-host Celery workers; remote.HttpReporter: the node API, for a GPU node).
 
 Plain Python (no Django): `execute_attempt` imports torch only when it trains.
 """
@@ -81,11 +76,8 @@ class RunReporter:
 
 
 class Heartbeat:
-    """Reports a run's progress at most every `interval` seconds (always at the start, per epoch, at evaluation).
-
-    When the platform answers that the run is no longer this attempt's (reaped, or taken over),
-    training stops with RunAbandoned: two nodes never write one run.
-    """
+    """Reports a run's progress at most every `interval` seconds (always at the start, per epoch, at evaluation);
+    RunAbandoned when the run is no longer this attempt's, so two nodes never write one run."""
 
     def __init__(self, reporter: RunReporter, spec: RunSpec, interval: float, bar: Any = None) -> None:
         self.reporter = reporter

@@ -1,12 +1,10 @@
 """Writes for training runs: launch, execute (on a node), heartbeat, reap the stale ones.
 
-A run's life: queued (launch) → running (a node leased it; heartbeats every few seconds) →
-done (results) or failed (error). The node's side is `runner.execute_attempt`; its reports reach
-the row here, either directly (DatabaseReporter) or through the node API (modeling/api/node.py)
-from a GPU node that holds no database credentials. A node (or its Celery worker) that dies mid-run is caught two ways: Celery
-redelivers the message (acks_late + reject_on_worker_lost) and the next attempt takes the run
-over, or, when nothing redelivers it, `reap_stale_runs` fails (or requeues) every running run
-whose heartbeat is older than settings.TRAINING_STALE_MINUTES.
+A run is queued (launch), running (a node leased it and sends heartbeats), then done or failed.
+The node's reports reach the row here directly (DatabaseReporter) or through the node API. A node
+that dies mid-run is caught two ways: Celery redelivers the message (acks_late) and the next
+attempt takes the run over, or `reap_stale_runs` fails (or requeues) runs whose heartbeat is
+older than settings.TRAINING_STALE_MINUTES.
 """
 
 import functools
@@ -258,12 +256,9 @@ def launch_packed_training_runs(
     """Queued runs of one model on one snapshot (a genre matrix), one per config, all or none.
 
     The runs that can share a training step go to the `gpu` queue as ONE task
-    (`run_packed_training`): a node trains them at once, each with its own lease, heartbeat,
-    checkpoint and results. They share one attempt id, the task's: a message redelivered after a
-    lost worker takes every run of it over, and a run the reaper requeues gets an attempt of its
-    own (one task, as any lone run), which the pack's old message then skips. A run whose shape
-    no other shares, and the majority baseline, go as launch_training_run sends them.
-    Raises LaunchRefused naming each bad field.
+    (`run_packed_training`) under one attempt id: a redelivered message takes every run of it
+    over, and a run the reaper requeues gets an attempt of its own, which the pack's message then
+    skips. Other runs go as launch_training_run sends them. Raises LaunchRefused naming each bad field.
     """
     with transaction.atomic():
         runs = [launch_training_run(snapshot, model, config=config, user=user, enqueue=False) for config in configs]
@@ -372,12 +367,10 @@ def execute_training_run(
     reporter: RunReporter | None = None,
 ) -> dict[str, Any]:
     """The node's side of a run (runner.execute_attempt) with this process's transport."""
-    hostname = hostname or f"in-process@{socket.gethostname()}"
-    reporter = reporter or run_reporter()
     return execute_attempt(
-        reporter,
+        reporter or run_reporter(),
         run_id,
-        hostname,
+        hostname or f"in-process@{socket.gethostname()}",
         task_id,
         float(settings.TRAINING_HEARTBEAT_SECONDS),
         bar=bar,
@@ -417,13 +410,9 @@ class CancelRefused(Exception):
 def cancel_training_run(run_id: int, *, user: User | AnonymousUser | None = None) -> TrainingRun:
     """Cancel a queued or running run; returns it. Refused (CancelRefused) for a finished one.
 
-    The run ends at once as failed with "Cancelled by ..." (and `results["cancelled"]`); a queued
-    run is then never leased (lease_run skips finished runs). A running one stops cleanly at its
-    next heartbeat, which the training loop sends at least once an epoch and every few seconds
-    between steps: the platform answers that the run is no longer this attempt's, the loop raises
-    RunAbandoned and nothing more is written to the run (the checkpoint and results of a cancelled
-    run are never recorded). No new status, so no migration: a cancelled run reads as failed
-    everywhere it did before, with the reason in its error.
+    The run ends at once as failed with "Cancelled by ..." (and `results["cancelled"]`): a queued
+    run is never leased, a running one stops at its next heartbeat (RunAbandoned) and writes
+    nothing more. No new status, so a cancelled run reads as failed everywhere, the reason in its error.
     """
     who = user.get_username() if user is not None else "a researcher"
     with transaction.atomic():
@@ -510,10 +499,8 @@ def record_run_tag_accuracy(run_id: int) -> dict[str, Any] | None:
 def convert_stored_checkpoint(run_id: int) -> str:
     """Rewrite one run's stored checkpoint of the old format (torch.save) as safetensors; what happened, in words.
 
-    The old file is read with torch.load(weights_only=True) only (checkpoint.convert_old_checkpoint):
-    tensors and plain containers load, any other object is refused and the run keeps its file,
-    which the platform then refuses to load. The converted file passes the same check as an
-    upload before the run names it; the old one is deleted afterwards.
+    A file checkpoint.convert_old_checkpoint refuses stays the run's (and unloadable). The converted
+    file passes the upload's check before the run names it; the old one is deleted afterwards.
     """
     from django.core.files import File
 

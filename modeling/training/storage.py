@@ -1,10 +1,7 @@
 """Where checkpoints and snapshot files are stored: Django's storage API (base/file_storage.py).
 
-The embedded default is the local filesystem (settings.CHECKPOINT_DIR, settings.SNAPSHOT_DIR).
-A lab with an S3-compatible object store sets OBJECT_STORAGE_BUCKET (and friends, see
-docs/deployment.md); settings then define the storage aliases with django-storages' S3 backend,
-and every reader and writer goes through the same calls. Snapshot files are read through
-modeling/snapshots/files.py.
+The local filesystem by default, an S3-compatible object store with OBJECT_STORAGE_BUCKET
+(docs/deployment.md); snapshot files are read through modeling/snapshots/files.py.
 """
 
 from pathlib import Path
@@ -35,10 +32,6 @@ def read_checkpoint(run: "TrainingRun") -> bytes:
     return data
 
 
-def snapshot_storage() -> Storage:
-    return file_storage("snapshots")
-
-
 def publish_snapshot(snapshot: "Snapshot") -> list[str]:
     """Copy the files of a snapshot exported before exports went through the storage, from its
     folder on this host (`Snapshot.directory`), into the snapshot storage; the names copied.
@@ -46,7 +39,7 @@ def publish_snapshot(snapshot: "Snapshot") -> list[str]:
     New exports store their files themselves. Files already in the store are left as they are
     (a done snapshot never changes); the store being that very folder copies nothing.
     """
-    from modeling.snapshots.files import stored_name
+    from modeling.snapshots.files import snapshot_storage, stored_name
 
     storage = snapshot_storage()
     if not snapshot.directory or not Path(snapshot.directory).is_dir():

@@ -1,10 +1,6 @@
-"""The Celery tasks that train on a Celery worker of the `gpu` queue (one run, or a pack of runs of
-one shape trained at once), and the signals that keep a lost Celery worker from leaving a run
-`running` forever.
-
-The same task runs on a single-host Celery worker (database and disk shared with the web site) and on a
-GPU node that shares nothing but the network (PLATFORM_URL + NODE_TOKEN): `run_reporter`
-picks the transport; the signals below never touch the ORM on such a node.
+"""The Celery tasks that train on the `gpu` queue (one run, or a pack of runs of one shape), and the
+signals that keep a lost Celery worker from leaving a run `running` forever. `run_reporter` picks
+the transport; on a GPU node (PLATFORM_URL + NODE_TOKEN) the signals never touch the ORM.
 """
 
 import logging
