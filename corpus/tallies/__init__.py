@@ -17,6 +17,7 @@ from .corpus_tallies import WORD_KEY as WORD_KEY
 from .corpus_tallies import LabelMove as LabelMove
 from .corpus_tallies import flags_moved as flags_moved
 from .corpus_tallies import grouped_truth as grouped_truth
+from .corpus_tallies import hypotheses_with_word as hypotheses_with_word
 from .corpus_tallies import hypothesis_words as hypothesis_words
 from .corpus_tallies import length_counts as length_counts
 from .corpus_tallies import length_rows as length_rows

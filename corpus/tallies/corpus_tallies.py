@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, QuerySet, Value
+from django.db.models import Count, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
 
 from .. import signals
@@ -308,6 +308,13 @@ def word_counts(scope: Scope = EVERYTHING, *, genre_id: int | None = None) -> li
     """[(label, word, hypotheses)] summed from WordTally (word HYPOTHESES: hypotheses per label)."""
     tallies = scoped(WordTally, scope)
     return summed(tallies if genre_id is None else tallies.filter(genre_id=genre_id), ("label", "word"))
+
+
+def hypotheses_with_word(word: str) -> int:
+    """Hypotheses of every dataset counted under a label that hold `word` (a token as `tokenize`
+    writes it), from WordTally: one index probe per dataset and label, not a tokenised corpus."""
+    rows = WordTally.objects.filter(dataset_id__in=Dataset.objects.values("pk"), label__in=LABELS, word=word)
+    return int(rows.aggregate(total=Sum("n"))["total"] or 0)
 
 
 def grouped_truth(dataset: Dataset | None = None, *, lengths: bool = True) -> Truth:

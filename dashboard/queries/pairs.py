@@ -23,6 +23,7 @@ from authorship.judgements import TYPING_FLAGS, Flag
 from authorship.models import WritingEvidence
 from base.subquery import EqualsAny
 from corpus import tallies
+from corpus.giveaways import tokenize
 from corpus.gold import gold_from_votes
 from corpus.models import (
     LABELS_PER_PAIR,
@@ -204,13 +205,22 @@ def _like(text: str, *, around: str = "%") -> str:
     return around + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + around
 
 
+def _common_word(text: str) -> bool:
+    """Whether more hypotheses than TEXT_IDS_CAP hold `text` as a word, by the word tally: a lower
+    bound of the hypotheses holding it (only those counted under a label), so a common word skips
+    the trigram lookup, whose bitmap of every match costs more than the page. An ASCII word only:
+    the tally lowercases, the lookup compares upper cases."""
+    word = text.lower()
+    return word.isascii() and tokenize(text) == [word] and tallies.hypotheses_with_word(word) > TEXT_IDS_CAP
+
+
 def text_match(text: str) -> TextMatch:
     """Where the pairs holding `text` (in the hypothesis or the premise, or as the pairID) come from:
     one statement over the trigram indexes (`collection_pair_search`, `premise_text_trgm`), each
     part stopping after TEXT_IDS_CAP matches, so a common word costs what a rare one does; the
     premises are not read when the hypotheses already hold too many. A text of fewer than three
     characters has no trigram to look up: matched pair by pair."""
-    if len(text) < 3:
+    if len(text) < 3 or _common_word(text):
         return TextMatch(None)
     params: dict[str, str | int] = {
         "like": _like(text),

@@ -13,7 +13,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from corpus import tallies
 from corpus.adjudication import adjudicate
+from corpus.giveaways import counted_label, tokenize
+from corpus.labels import LABELS
 from corpus.models import Label, Pair, Split
 from corpus.scope import Scope
 from dashboard.queries import pairs as queries
@@ -69,8 +72,8 @@ QUERIES = [
 # filter's own reads (a genre's check from the kept form, the tally and its adjudicated pairs,
 # the filter's ids, the bounded count). The guesser flag's are the worker quality's (below).
 STATEMENTS = {
-    '{"text": "quokka"}': 6,
-    '{"text": "hypothesis"}': 6,
+    '{"text": "quokka"}': 7,
+    '{"text": "hypothesis"}': 7,
     '{"text": "qu"}': 5,
     '{"worker": "erin"}': 7,
     '{"writer": "alice"}': 7,
@@ -82,7 +85,7 @@ STATEMENTS = {
     '{"gold": "-"}': 7,
     '{"genre": "letters", "split": "train", "gold": "contradiction"}': 8,
     **{json.dumps({"pattern": name}): 7 for name in queries.PATTERNS},
-    '{"text": "quokka", "genre": "letters", "pattern": "split_221"}': 7,
+    '{"text": "quokka", "genre": "letters", "pattern": "split_221"}': 8,
 }
 
 
@@ -227,3 +230,29 @@ def test_a_word_the_hypotheses_hold_too_often_reads_no_premise(corpus):
 
     assert "never executed" in premise_reads(3)
     assert "never executed" not in premise_reads(many)
+
+
+def test_a_word_the_word_tally_counts_past_the_cap_skips_the_trigram_lookup(corpus, monkeypatch):
+    ds, workers = corpus
+    grow(ds, workers, 1)
+    counted = [
+        pair
+        for pair in Pair.objects.all()
+        if "quokka" in tokenize(pair.hypothesis)
+        and counted_label(pair.gold_label, pair.author_label, pair.label_count) in LABELS
+    ]
+    assert tallies.hypotheses_with_word("quokka") == len(counted) > 1
+
+    def looked_up(text: str) -> tuple[list[int] | None, bool]:
+        with CaptureQueriesContext(connection) as captured:
+            found = text_match(text)
+        return found.ids, any("collection_pair_search" in entry["sql"] for entry in captured.captured_queries)
+
+    rare_ids, searched = looked_up("quokka")
+    assert searched and rare_ids is not None and len(rare_ids) >= len(counted)
+    monkeypatch.setattr(queries, "TEXT_IDS_CAP", len(counted) - 1)
+    assert looked_up("Quokka") == (None, False)  # common by the tally: no lookup
+    # Two words, or a word under the tally's count, are for the lookup to answer.
+    assert looked_up("quokka hypothesis") == (None, True)
+    monkeypatch.setattr(queries, "TEXT_IDS_CAP", len(counted))
+    assert looked_up("quokka")[1]
