@@ -444,7 +444,10 @@ class ValidationLabel(models.Model):
     """
 
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="labels")
-    worker = models.ForeignKey(Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="labels")
+    # Indexed by `label_worker_pairs`, which holds the pair too.
+    worker = models.ForeignKey(
+        Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="labels", db_index=False
+    )
     position = models.PositiveSmallIntegerField(
         help_text="1 is the author's label; 2–5 are validation labels; 6 on replace excluded ones."
     )
@@ -483,6 +486,8 @@ class ValidationLabel(models.Model):
         ]
         indexes = [
             models.Index(fields=["worker", "created_at"], name="label_worker_time"),
+            # A worker's labelled pairs (Pairs' worker and guesser filters) read from the index alone.
+            models.Index(fields=["worker"], include=["pair"], name="label_worker_pairs"),
             # The few replacement labels, found without scanning every label (`selectors.in_gold`).
             models.Index(
                 fields=["pair", "position"], condition=Q(position__gt=LABELS_PER_PAIR), name="replacement_labels"

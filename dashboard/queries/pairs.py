@@ -139,7 +139,7 @@ def _workers_named(name: str) -> list[int]:
 
 
 def _by_worker(workers: list[int]) -> QuerySet[Any]:
-    """The ids of the pairs the workers wrote (`pair_author`) or labelled (`label_worker_time`)."""
+    """The ids of the pairs the workers wrote (`pair_author`) or labelled (`label_worker_pairs`)."""
     written = Pair.objects.filter(author_id__in=workers).order_by().values("pk")
     labelled = ValidationLabel.objects.filter(worker_id__in=workers).order_by().values("pair_id")
     return written.union(labelled, all=True)
@@ -155,7 +155,7 @@ def _by_flag(flag: str) -> QuerySet[Any]:
         raised = reduce(or_, (Q(flags__contains=[str(name)]) for name in wanted))
         return WritingEvidence.objects.filter(raised).order_by().values("pair_id")
     # "guesser": labelled by a worker the quality checks flag (the adjudication queue's "flagged"),
-    # the flagged workers as the figure cache keeps them, their labels by `label_worker_time`.
+    # the flagged workers as the figure cache keeps them, their labels by `label_worker_pairs`.
     return ValidationLabel.objects.filter(worker_id__in=flagged_workers(EVERYTHING)).order_by().values("pair_id")
 
 

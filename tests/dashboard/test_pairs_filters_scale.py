@@ -256,3 +256,18 @@ def test_a_word_the_word_tally_counts_past_the_cap_skips_the_trigram_lookup(corp
     assert looked_up("quokka hypothesis") == (None, True)
     monkeypatch.setattr(queries, "TEXT_IDS_CAP", len(counted))
     assert looked_up("quokka")[1]
+
+
+def test_a_workers_labelled_pairs_are_read_from_the_label_index_alone(corpus):
+    """The worker and guesser filters' ids: the pairs of the workers' labels, from `label_worker_pairs`
+    (the worker with the pair), not the label rows."""
+    ds, workers = corpus
+    grow(ds, workers, 1)
+    labelled = queries._by_worker([workers["erin"].pk, workers["carol"].pk])
+    sql, params = labelled.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Index Only Scan using label_worker_pairs" in plan, plan
