@@ -1,10 +1,6 @@
-"""The dashboard's links in the admin of the apps below it: a training run's row links to its
-results page, a study's row to its study page. The admin classes stay their apps'; the dashboard
-extends them (an arrow down).
-
-The admin actions whose whole write is a service above the model's app stand here too, calling
-the service the dashboard's pages call: excluding workers, marking pairs for validation
-(tests/test_admin_layering.py keeps them off the floors below)."""
+"""The dashboard's links in the admin of the apps below it, and the admin actions whose whole
+write is a service above the model's app (tests/test_admin_layering.py keeps them off the floors
+below). The admin classes stay their apps'; the dashboard extends them."""
 
 from typing import Any
 
@@ -52,8 +48,7 @@ admin.site.register(TrainingRun, TrainingRunWithResultsAdmin)
 
 
 class StudyWithPageAdmin(StudyAdmin):
-    """The study list links each study to its dashboard page (funnel, times, pay, costs); the study
-    form shows what its quality levels cost honest workers, so a researcher sets them knowing it."""
+    """The study form shows what its quality levels cost honest workers, so they are set knowingly."""
 
     list_display = [*StudyAdmin.list_display, "study_page"]
     audits_itself = frozenset({"save"})  # study.created / study.settings, below
@@ -107,9 +102,8 @@ admin.site.register(Study, StudyWithPageAdmin)
 
 
 class WorkerExclusionAdmin(WorkerAdmin):
-    """The worker admin's exclusion is the workers page's (`quality.services.set_excluded`): the
-    workers' labels leave the teams' gold labels and their open claims on the teams' data are
-    released, not left to expire. It stands here because only the top floor sees that service."""
+    """The worker admin's exclusion is the workers page's (`quality.services.set_excluded`): it
+    stands here because only the top floor sees that service."""
 
     actions = [*WorkerAdmin.actions, "exclude_workers", "include_workers"]
 
@@ -152,8 +146,7 @@ admin.site.register(Worker, WorkerExclusionAdmin)
 
 
 class PairMarkingAdmin(PairAdmin):
-    """Marking pairs for validation is validation's service (`validation.services.mark_for_validation`):
-    the flag and the split's stopping rule in one transaction, as the dashboard's marking does."""
+    """Marking pairs for validation is validation's service, as the dashboard's marking is."""
 
     actions = ["mark_for_validation", "unmark_for_validation"]
 

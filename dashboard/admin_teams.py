@@ -1,24 +1,19 @@
 """The admin is a door that checks: every registered admin answers to the user's teams and roles.
 
-The admin classes stay their apps'; at start this module (the dashboard sits above every app, so
-it may name their models) puts the common base `TeamDoor` in front of each registered admin's
-class (`guard_every_admin`). For a model that hangs from a team root (a dataset, a study, a
-snapshot) the door
+At start `guard_every_admin` puts the common base `TeamDoor` in front of each registered admin's
+class (the dashboard sits above every app, so it may name their models). For a model that hangs
+from a team root (a dataset, a study, a snapshot) the door
 
-- lists and opens only the rows of the user's teams (`teams.access`, "view"), and offers in forms
-  and list filters only their rows;
-- lets a user add, change, delete or run an action only with the role's right in the row's team:
-  "research" for data, "money" for markets, payments and held codes, "label" for reference labels
-  and adjudications, "members" for a team (an annotator changes nothing here, as on the dashboard);
-- writes every save, delete and action to the audit log (`audit.services.record`) in the same
-  transaction, with the changed fields before and after.
+- lists, opens and offers in forms and list filters only the rows of the user's teams;
+- lets a user write only with the role's right in the row's team ("research" for data, "money"
+  for markets, payments and held codes, "label" for reference labels and adjudications, "members"
+  for a team);
+- writes every save, delete and action to the audit log in the same transaction.
 
-A model that hangs from no root is listed in GLOBAL_MODELS with why: shared by every team, so only
-superusers change it. Crowd workers are shared too but are listed to a team only when they worked
-for it (a session in its studies, a pair or label in its datasets), and the fields payments follow
-(market, market id, account) and the trust flag (the closed pool of every team) are read-only for
-everyone but superusers; excluding a worker is a team's own decision and stays open to researchers.
-tests/test_admin_access.py fails on a registered admin without the door.
+A model that hangs from no root is listed in GLOBAL_MODELS with why: only superusers change it.
+Crowd workers are listed to a team only when they worked for it; the fields payments follow
+(market, market id, account) and the trust flag are read-only for everyone but superusers;
+excluding one is a team's own decision. tests/test_admin_access.py fails on an admin without the door.
 """
 
 from collections import deque
@@ -70,8 +65,7 @@ SELF_RECORDING_ACTIONS = frozenset({"delete_selected", "exclude_workers", "inclu
 
 
 def team_path(model: type[models.Model], depth: int = 4) -> str | None:
-    """The shortest lookup path of forward foreign keys from `model` to a team ("team",
-    "dataset__team", ...), or None when it hangs from no root."""
+    """The shortest path of forward foreign keys from `model` to a team ("dataset__team"), or None."""
     if model in ROOTS:
         return "team"
     seen = {model}
@@ -115,8 +109,7 @@ def workers_of_teams(workers: QuerySet[Worker], teams: set[int]) -> QuerySet[Wor
 
 
 def _team_ids(request: HttpRequest, action: str) -> set[int] | None:
-    """access.team_ids for the request's user, read once per request and action: an admin page asks
-    it of every registered model (the sidebar lists them all), a membership query each time."""
+    """access.team_ids, read once per request and action: the sidebar asks it of every model."""
     known: dict[str, set[int] | None] = request.__dict__.setdefault("_door_team_ids", {})
     if action not in known:
         known[action] = access.team_ids(request.user, action)
@@ -128,8 +121,7 @@ def _is_superuser(request: HttpRequest) -> bool:
 
 
 class TeamRelatedFieldListFilter(RelatedFieldListFilter):
-    """A list filter on a foreign key offers only the user's teams' rows (a dataset's name is its
-    team's): every filter on a relation to a team's model is this one (registered below)."""
+    """A list filter on a relation to a team's model offers only the user's teams' rows."""
 
     def field_choices(self, field: Any, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> Any:
         path = path_to_team(field.related_model)
@@ -145,16 +137,11 @@ def _relates_to_a_team(field: Any) -> bool:
     return isinstance(target, type) and path_to_team(target) is not None
 
 
-admin.FieldListFilter.register(
-    _relates_to_a_team,
-    TeamRelatedFieldListFilter,
-    take_priority=True,
-)
+admin.FieldListFilter.register(_relates_to_a_team, TeamRelatedFieldListFilter, take_priority=True)
 
 
 class TeamDoor(admin.ModelAdmin[Any]):
-    """The common base of every registered admin (put in front of its class at start): rows,
-    choices and rights of the user's teams and roles, and every write in the audit log."""
+    """The common base of every registered admin (put in front of its class at start)."""
 
     door_path: str | None = None  # the lookup path to the row's team; None for a shared model
     door_action: str = access.RESEARCH  # the right a write needs in that team

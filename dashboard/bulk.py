@@ -30,8 +30,7 @@ class BulkDone:
 def act_on_pairs(
     kind: str, pairs: QuerySet[Pair], *, expected: int, actor: Any, reason: str, described: str
 ) -> BulkDone:
-    """Apply a bulk action to `pairs` when they are still the `expected` number the page showed;
-    otherwise nothing changes and the page is told to count again."""
+    """Only when `pairs` are still the `expected` number the page showed: else nothing changes."""
     if kind not in BulkActionKind.values:
         raise BulkActionRefused("Choose an action; nothing was changed.")
     with transaction.atomic():

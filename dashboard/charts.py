@@ -1,14 +1,8 @@
 """The dashboard's drawn figures as images of their own (`/dashboard/figures/<name>.svg`).
 
-A page puts an <img> in its HTML whose address carries the version of the numbers it shows (a
-digest of them), so the page never waits for matplotlib: drawing a figure costs more than the
-page's queries. The image is drawn once per version, kept in the cache under that version (a
-figure of other numbers has another key, so none is ever out of date), and the browser may keep
-it as long as the address is the same.
-
-A chart's `numbers` reads what it draws, from the address's parameters, with the same selectors
-as its page (through the figure cache, so the image after a page costs no query the page did not
-cache); the page hands its own numbers to `url`, so both agree on the version.
+A page's <img> address carries a digest of the numbers it shows, so the page never waits for
+matplotlib; the image is drawn once per version and kept in the cache under it (so never out of
+date). A chart's `numbers` reads what it draws with its page's selectors, through the figure cache.
 """
 
 import hashlib
@@ -40,8 +34,7 @@ class NoFigure(LookupError):
 
 @dataclass(frozen=True)
 class Viewer:
-    """Whose figure it is: the teams whose data it may draw (`teams.access.figure_teams`; None:
-    every team): a page's figures of their datasets, a run's of their runs."""
+    """The teams whose data a figure may draw (`teams.access.figure_teams`; None: every team)."""
 
     teams: frozenset[int] | None
 
@@ -53,8 +46,7 @@ class Chart:
 
 
 def _scope(params: Params, viewer: Viewer) -> Scope:
-    """The dataset and split of ?dataset=slug&split=dev as the pages read them (unknown, or another
-    team's: all of the viewer's teams' datasets)."""
+    """?dataset=slug&split=dev as the pages read them (another team's dataset is unknown: all)."""
     slug = params.get("dataset", "")
     dataset = Dataset.objects.filter(slug=slug).first() if slug else None
     if dataset is not None and viewer.teams is not None and dataset.team_id not in viewer.teams:
@@ -137,8 +129,7 @@ def url(name: str, numbers: Any, query: str = "") -> str:
 
 
 def svg(name: str, params: Params, viewer: Viewer) -> tuple[str, str]:
-    """(SVG, version) of chart `name` for the address's parameters and the viewer's teams, drawn
-    only when this version has not been. KeyError: no such chart; NoFigure: nothing to draw."""
+    """(SVG, version), drawn only when this version has not been. KeyError: no such chart; NoFigure: nothing to draw."""
     chart = CHARTS[name]
     numbers = chart.numbers(params, viewer)
     current = version(numbers)

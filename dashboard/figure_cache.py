@@ -1,12 +1,9 @@
 """The dashboard's figure cache: each expensive figure is computed at most once per few seconds.
 
-Figures are kept in Django's cache, keyed by the figure and its scope (`corpus.scope.Scope.key`), so a dashboard left
-open by several researchers costs one set of queries per interval while the figures still
-follow the data without a restart. On a large corpus (settings.DASHBOARD_LARGE_PAIRS) a stale
-figure is shown at once and a Celery task (`dashboard.tasks.refresh_figure`) recomputes it, so
-no page waits for an aggregate. Figures a task may recompute register with `@refreshable`.
-A study's figures (its funnel, its times, its bonus page's catch standing) are kept the same
-way per study (`cached_for_study`, `@refreshable_for_study`).
+Figures are kept in Django's cache per figure and scope (`corpus.scope.Scope.key`) or study, so a
+dashboard left open by several researchers costs one set of queries per interval. On a large
+corpus (settings.DASHBOARD_LARGE_PAIRS) a stale figure is shown at once while a Celery task
+(`dashboard.tasks.refresh_figure`) recomputes it, so no page waits for an aggregate.
 """
 
 import time
@@ -22,9 +19,8 @@ from base.task_queue import enqueue
 from corpus.models import Pair
 from corpus.scope import Scope
 
-# Figures a task can recompute by name: name -> function(scope).
+# Figures a task can recompute, by name.
 REFRESHABLE: dict[str, Callable[[Scope], Any]] = {}
-# Figures of one study a task can recompute by name: name -> function(study id).
 REFRESHABLE_FOR_STUDY: dict[str, Callable[[int], Any]] = {}
 # How long a figure is kept to be shown while it is being recomputed.
 STALE_KEEP_SECONDS = 24 * 3600
@@ -36,15 +32,13 @@ G = TypeVar("G", bound=Callable[[int], Any])
 
 
 # When gold labels last moved in a way the maintained figures cannot follow (an exclusion, a
-# repairing recompute, an adjudication: `corpus.signals.gold_recounted`): figures cached before
-# then are out of date. The dashboard's own mark, set by its receiver of the corpus's event.
+# repairing recompute, an adjudication): figures cached before then are out of date.
 FIGURES_CHANGED_KEY = "dashboard:figures-changed-at"
 
 
 def gold_recounted(sender: Any, **kwargs: Any) -> None:
-    """Receiver of `corpus.signals.gold_recounted`: cached figures are out of date from now, and
-    again once the change has committed (a figure computed in between, from the data before the
-    commit, is then out of date too)."""
+    """Out of date from now, and again once the change has committed (a figure computed in
+    between read the data before the commit)."""
     cache.set(FIGURES_CHANGED_KEY, time.time(), None)
     transaction.on_commit(lambda: cache.set(FIGURES_CHANGED_KEY, time.time(), None))
 
@@ -59,9 +53,8 @@ PEOPLE_CHANGED_KEY = "dashboard:people-changed-at"
 
 
 def participant_removed(sender: Any, **kwargs: Any) -> None:
-    """Receiver of `privacy.signals.participant_removed`: every figure kept until now is out of
-    date and not to be shown even while a task recomputes it, now and again once the removal has
-    committed."""
+    """Every figure kept until now is not to be shown even while a task recomputes it, now and
+    again once the removal has committed."""
 
     def mark() -> None:
         now = time.time()
@@ -71,15 +64,13 @@ def participant_removed(sender: Any, **kwargs: Any) -> None:
     transaction.on_commit(mark)
 
 
-# When a figure's own rows were last written (`rows_changed`, by receivers of their models' saves
-# and deletes): the figure kept under that name, in every scope, is out of date from then.
+# When a figure's own rows were last written: what is kept of it, in every scope, is out of date.
 def rows_changed_key(name: str) -> str:
     return f"dashboard:rows-changed:{name}"
 
 
 def rows_changed(name: str) -> None:
-    """Figure `name`'s rows were written: what is kept of it is out of date from now, and again
-    once the write has committed (a figure computed in between read the rows before it)."""
+    """What is kept of figure `name` is out of date from now, and again once the write commits."""
     key = rows_changed_key(name)
     cache.set(key, time.time(), None)
     transaction.on_commit(lambda: cache.set(key, time.time(), None))
@@ -163,8 +154,7 @@ def _kept(key: str, name: str, compute: Callable[[], T], refresh: Callable[[], N
     marks = cache.get_many([FIGURES_CHANGED_KEY, PEOPLE_CHANGED_KEY, own_mark]) if entry is not None else {}
     # A figure from before a participant left may show them: computed again now, never shown.
     if entry is not None and entry["at"] >= float(marks.get(PEOPLE_CHANGED_KEY) or 0.0):
-        # A figure from before an exclusion (or a repairing recompute), or from before its own rows
-        # were written, is out of date at once.
+        # A figure from before an exclusion or a write of its own rows is out of date at once.
         current = entry["at"] >= max(float(marks.get(FIGURES_CHANGED_KEY) or 0.0), float(marks.get(own_mark) or 0.0))
         if current and time.time() - entry["at"] < seconds:
             value: T = entry["value"]
@@ -187,11 +177,7 @@ def refresh_figure_now(name: str, datasets: int | str | None, split: str | None)
     """Recompute figure `name` of a scope (`Scope.datasets_key`: a dataset's id, a team group's
     key, None for every dataset; a dataset gone since reads as every dataset)."""
     scope = Scope.of_key(datasets, split) or Scope.everything(split)
-    key = cache_key(name, scope)
-    try:
-        store(key, lambda: REFRESHABLE[name](scope))
-    finally:
-        cache.delete(key + ":refreshing")
+    _store_refreshed(cache_key(name, scope), lambda: REFRESHABLE[name](scope))
 
 
 def schedule_study_refresh(name: str, study_id: int) -> None:
@@ -201,9 +187,12 @@ def schedule_study_refresh(name: str, study_id: int) -> None:
 
 
 def refresh_study_figure_now(name: str, study_id: int) -> None:
-    """Recompute figure `name` of the study `study_id`."""
-    key = study_cache_key(name, study_id)
+    _store_refreshed(study_cache_key(name, study_id), lambda: REFRESHABLE_FOR_STUDY[name](study_id))
+
+
+def _store_refreshed(key: str, compute: Callable[[], Any]) -> None:
+    """A task's recompute: stored, and the figure's pending-refresh mark cleared whatever happened."""
     try:
-        store(key, lambda: REFRESHABLE_FOR_STUDY[name](study_id))
+        store(key, compute)
     finally:
         cache.delete(key + ":refreshing")

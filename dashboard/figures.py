@@ -1,6 +1,5 @@
-"""A dataset's headline figures for the console (`manage.py dashboard_figures`, which `load_demo`
-prints at its end). Each comes from the selector its dashboard page uses and is formatted by the
-page's own filters, so the console says what the dashboard shows for the same database
+"""A dataset's headline figures for the console (`manage.py dashboard_figures`), from the selectors
+and filters of their dashboard pages, so the console says what the dashboard shows
 (tests/demo/test_demo_console.py compares them page by page)."""
 
 from artifacts.selectors import monitor_overview, tag_figures
@@ -14,8 +13,7 @@ from modeling.models import RunStatus, Snapshot, TrainingRun
 
 
 def dataset_figures(dataset: Dataset, site: str = "") -> list[tuple[str, str, str]]:
-    """[(page, figures, address)] for the dataset: the rows of the console table. Snapshots and
-    training: the dataset's first done snapshot of it alone, and its runs on all genres."""
+    """[(page, figures, address)]; snapshots and training: its first done snapshot, runs on all genres."""
     scope = f"?dataset={dataset.slug}"
     of_dataset = Scope.of_dataset(dataset)
     overview = collection_overview(of_dataset)

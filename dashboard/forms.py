@@ -1,6 +1,5 @@
-"""The dashboard's study setup form: what a crowd market asks a study for, on one
-page, with the admin's rules (crowd.admin.StudyForm: pasted worker lists, the pool's files offered
-from the imports; the model's own clean: the dataset fits the task, the quality levels)."""
+"""The dashboard's study setup form: what a crowd market asks a study for, on one page, with the
+admin's rules (crowd.admin.StudyForm)."""
 
 from collections.abc import Callable
 from typing import Any
@@ -122,8 +121,7 @@ class StudySetupForm(StudyForm):
         if self.instance.pk:
             # The link a market already holds must not move under it.
             self.fields["slug"].disabled = True
-        # The hold's rules a study owns: a new study starts from the server's values; blank
-        # keeps following them.
+        # The hold's rules: a new study starts from the server's values; blank keeps following them.
         for name, value in server_hold_rules().items():
             self.fields[name].help_text += f" The server's: {value:g}."
             if not self.instance.pk and not self.is_bound:
@@ -175,9 +173,8 @@ class StudySetupForm(StudyForm):
 
 
 def save_study(form: StudySetupForm, user: Any) -> Study:
-    """A valid setup form's study, its pool and worker lists saved in one transaction, with the
-    settings before and after in the audit log (as the admin records them). A new study belongs
-    to its dataset's team."""
+    """Saved in one transaction with the settings before and after in the audit log (as the admin
+    records them). A new study belongs to its dataset's team."""
     with transaction.atomic():
         change = form.instance.pk is not None
         columns = {

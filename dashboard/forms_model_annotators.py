@@ -1,7 +1,6 @@
-"""The dashboard's forms of the model annotators: register one, start its labelling or
-writing-check job, set a study's uses. Their choices are the user's teams' objects only
-(teams/access.py): a foreign dataset, study, run or annotator is not among them, so it is refused as
-an unknown one would be. The writes are model_annotators.services' (audited there)."""
+"""The dashboard's forms of the model annotators. Their choices are the user's teams' objects only
+(teams/access.py), so another team's is refused as an unknown one; the writes are
+model_annotators.services' (audited there)."""
 
 from typing import Any
 
@@ -20,8 +19,7 @@ from teams import access
 
 class FinishedRunChoiceField(forms.ModelChoiceField[TrainingRun]):
     """A finished run named by what tells it apart from the lab's other runs of one model on one
-    snapshot (its id, its dev accuracy, when it finished): "cbow on snapshot 1 (done)" seven times
-    over lets a researcher pick none of them knowingly."""
+    snapshot: "cbow on snapshot 1 (done)" seven times over lets a researcher pick none knowingly."""
 
     def label_from_instance(self, obj: TrainingRun) -> str:
         return run_label(obj)
@@ -79,10 +77,7 @@ class RegisterAnnotatorForm(forms.Form):
         fields["dataset"].queryset = access.scoped(Dataset.objects.order_by("slug"), user, access.RESEARCH)
         fields["study"].queryset = access.scoped(Study.objects.order_by("slug"), user, access.RESEARCH)
         fields["training_run"].queryset = access.scoped(
-            runs_fit_to_label().order_by("-pk"),
-            user,
-            access.RESEARCH,
-            via="snapshot__team",
+            runs_fit_to_label().order_by("-pk"), user, access.RESEARCH, via="snapshot__team"
         )
 
     def clean_base_url(self) -> str:

@@ -1,8 +1,5 @@
-"""Figures for the dashboard: matplotlib (Agg, no pyplot state) rendered to SVG images (dashboard.charts).
-
-Each call draws a fresh Figure from the numbers it is given, so pages follow the data without
-a restart, and nothing is shared between requests or threads.
-"""
+"""Figures for the dashboard: matplotlib (Agg, no pyplot state) rendered to SVG images
+(dashboard.charts). Each call draws a fresh Figure, so nothing is shared between threads."""
 
 import io
 from collections.abc import Iterable, Mapping, Sequence
@@ -65,9 +62,8 @@ def new_figure(width: float, height: float) -> tuple["Figure", "Axes"]:
 
 
 def bars(axes: "Axes", centres: Sequence[float], heights: Sequence[float], width: float, **style: Any) -> "PathPatch":
-    """Bars as one patch, a compound path of their rectangles. `axes.bar` makes an artist per bar,
-    and drawing a hundred of them was most of a cold corpus page; one patch
-    draws once and looks the same. Returns the patch (a legend handle, with `label=`)."""
+    """Bars as one patch (a legend handle, with `label=`): `axes.bar` makes an artist per bar, and
+    drawing a hundred of them was most of a cold corpus page."""
     _matplotlib()
     from matplotlib.patches import PathPatch
     from matplotlib.path import Path
@@ -129,14 +125,8 @@ def length_histogram(
         ):
             counts = binned(lengths, cap)
             total = sum(counts) or 1
-            bars(
-                axes,
-                [p + offset for p in positions],
-                [100 * c / total for c in counts],
-                0.4,
-                color=colour,
-                label=f"{name} ({sum(counts):,})",
-            )
+            shares = [100 * c / total for c in counts]
+            bars(axes, [p + offset for p in positions], shares, 0.4, color=colour, label=f"{name} ({sum(counts):,})")
         axes.set_xlabel(f"words (the last bar counts {cap} and more)" if longest > cap else "words")
         axes.set_ylabel("% of sentences")
         axes.set_xlim(0.3, cap + 0.7)
@@ -154,15 +144,11 @@ def label_bars(
         labels = [label for label, _ in gold]
         author_counts = dict(author)
         width = 0.38
+        positions = range(len(labels))
+        colours = [LABEL_COLOURS.get(label, "#888") for label in labels]
+        axes.bar([i - width / 2 for i in positions], [n for _, n in gold], width, color=colours, label="gold")
         axes.bar(
-            [i - width / 2 for i in range(len(labels))],
-            [n for _, n in gold],
-            width,
-            color=[LABEL_COLOURS.get(label, "#888") for label in labels],
-            label="gold",
-        )
-        axes.bar(
-            [i + width / 2 for i in range(len(labels))],
+            [i + width / 2 for i in positions],
             [author_counts.get(label, 0) for label in labels],
             width,
             color="none",
@@ -194,13 +180,8 @@ def heatmap(
     width, height = 2.6 + 0.75 * len(column_labels), 1.4 + 0.5 * len(row_labels)
     with matplotlib.rc_context(_RC):
         figure, axes = new_figure(width, height)
-        image = axes.imshow(
-            values,
-            cmap="Blues",
-            aspect="auto",
-            vmin=np.nanmin(values) if values.size else 0,
-            vmax=np.nanmax(values) if values.size else 1,
-        )
+        low, high = (np.nanmin(values), np.nanmax(values)) if values.size else (0, 1)
+        image = axes.imshow(values, cmap="Blues", aspect="auto", vmin=low, vmax=high)
         axes.set_xticks(range(len(column_labels)))
         axes.set_xticklabels(column_labels, rotation=45, ha="right")
         axes.set_yticks(range(len(row_labels)))
@@ -214,15 +195,8 @@ def heatmap(
                 if np.isnan(values[i, j]):
                     continue
                 text = f"{100 * values[i, j]:.1f}" if percent else f"{values[i, j]:g}"
-                axes.text(
-                    j,
-                    i,
-                    text,
-                    ha="center",
-                    va="center",
-                    fontsize=8,
-                    color="white" if values[i, j] > middle else "#1f2933",
-                )
+                colour = "white" if values[i, j] > middle else "#1f2933"
+                axes.text(j, i, text, ha="center", va="center", fontsize=8, color=colour)
         colorbar = figure.colorbar(image, ax=axes, fraction=0.04)
         if percent:
             from matplotlib.ticker import FuncFormatter

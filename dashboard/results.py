@@ -1,10 +1,5 @@
-"""Turning a TrainingRun's stored results (modeling.training.evaluate.summarize) into tables.
-
-The results dict holds, per evaluated split file, an accuracy report (n, accuracy, per_genre,
-per_label, confusion), the pooled `dev` / `test` reports, and `matched` / `mismatched`
-accuracies per phase (MultiNLI Table 4). The genre × genre matrix of MultiNLI Table 5 comes
-from several single-genre runs (config.train_genre) on one snapshot: each run is one row.
-"""
+"""Turning a TrainingRun's stored results (modeling.training.evaluate.summarize) into tables. The
+genre × genre matrix of MultiNLI Table 5 comes from several single-genre runs on one snapshot."""
 
 import json
 from dataclasses import dataclass, field
@@ -137,11 +132,8 @@ def matrix_file(path: str | None) -> dict[str, Any] | None:
 
 
 def genre_matrix_across_runs(run: TrainingRun) -> dict[str, Any] | None:
-    """MultiNLI Table 5 from single-genre runs: rows = genre trained on, columns = genre evaluated.
-
-    The latest finished run per training genre with the same snapshot and model as `run`; test
-    accuracy when every run has a test set, else dev (as `manage.py genre_matrix` does).
-    """
+    """MultiNLI Table 5 from the latest finished single-genre runs of `run`'s snapshot and model:
+    test accuracy when every run has a test set, else dev (as `manage.py genre_matrix` does)."""
     runs = (
         TrainingRun.objects.filter(snapshot_id=run.snapshot_id, model=run.model, status=RunStatus.DONE)
         .order_by("created_at")
@@ -163,8 +155,7 @@ def genre_matrix_across_runs(run: TrainingRun) -> dict[str, Any] | None:
 
 
 def run_report(run: TrainingRun) -> Report:
-    """The report of a run as its page shows it: a finished run without a genre matrix of its own
-    shows the one of its snapshot's single-genre runs."""
+    """A finished run without a genre matrix of its own shows its snapshot's single-genre runs'."""
     report = read(run.results)
     if report.genre_matrix is None and run.status == RunStatus.DONE:
         report.genre_matrix = genre_matrix_across_runs(run)

@@ -32,16 +32,14 @@ class Invitation:
 
 
 def set_password_path(user: Any) -> str:
-    """The path of Django's set-password page for `user`, valid once: setting the password (or
-    logging in) changes what the token was made of (django.contrib.auth.tokens), and it expires
-    after PASSWORD_RESET_TIMEOUT."""
+    """Django's set-password page for `user`, valid once (setting the password or logging in
+    changes what the token was made of) and until PASSWORD_RESET_TIMEOUT."""
     uid = urlsafe_base64_encode(force_bytes(user.pk))
     return reverse("password_reset_confirm", kwargs={"uidb64": uid, "token": default_token_generator.make_token(user)})
 
 
 def _account(username: str, *, new_account: bool) -> tuple[Any, bool]:
-    """The account named, or a new one (with no usable password) when `new_account`; whether it
-    was made here."""
+    """The account named, or a new one without a password; whether it was made here."""
     User = get_user_model()
     username = username.strip()
     if not username:
@@ -70,8 +68,7 @@ def _account(username: str, *, new_account: bool) -> tuple[Any, bool]:
 
 
 def _researcher(user: Any) -> None:
-    """Open the dashboard to `user`: staff and in the researcher group, as `grant_researcher` does.
-    What they reach there is their teams' only (teams.access)."""
+    """Staff and in the researcher group, as `grant_researcher` does; they reach their teams' only."""
     user.groups.add(ensure_researcher_group())
     if not user.is_staff:
         user.is_staff = True
@@ -86,8 +83,7 @@ def _checked_role(role: str) -> str:
 
 @transaction.atomic
 def invite_member(team: Team, *, username: str, role: str, new_account: bool, actor: Any) -> Invitation:
-    """Put an account in `team` in `role`: an existing one, or a new one whose set-password link
-    the owner passes on."""
+    """An existing account, or a new one whose set-password link the owner passes on."""
     role = _checked_role(role)
     lock_team(team.pk)
     user, created = _account(username, new_account=new_account)
@@ -136,8 +132,7 @@ def set_member_role(membership: Membership, role: str, *, actor: Any) -> bool:
 
 @transaction.atomic
 def remove_member(membership: Membership, *, actor: Any) -> None:
-    """Take the member out of the team (their account stays: it may be in other teams). The team's
-    last owner stays."""
+    """Their account stays (it may be in other teams); the team's last owner stays."""
     lock_team(membership.team_id)
     membership = Membership.objects.select_related("user").get(pk=membership.pk)
     try:

@@ -1,14 +1,8 @@
 """The maintained workers table: each worker's row of the workers page, per scope and split.
 
-The figures come from the maintained worker tallies (`worker_rows`),
-but turning them into a thousand rows, sorting and paging them in Python cost most of a cold
-workers page. `recompute` writes the rows once (`WorkerTableScope`, `WorkerTableRow`, one
-transaction); the page reads the count and the page of rows it shows, sorted in SQL
-(`sorted_rows`), and says when they were computed (`table_with_count`).
-
-Freshness is the figure cache's: rows older than its interval, or than an exclusion or a
-decision (`figure_cache.figures_changed_at`), are recomputed at once on a small corpus and by the
-task `dashboard.refresh_figure` on a large one (the page shows the rows it has meanwhile).
+Turning the worker tallies into a thousand rows, sorting and paging them in Python cost most of a
+cold workers page: `recompute` writes the rows once, and the page reads the page of rows it shows,
+sorted in SQL. Freshness is the figure cache's (`table_with_count`).
 """
 
 from collections.abc import Iterator, Sequence
@@ -62,9 +56,7 @@ ROW_KEYS = (
 )
 
 
-# The rows hold the person's name and figures: the privacy register erases them in every scope,
-# deletes them with the person's ids and leaves them out of the access download (their sources are
-# in it). Registered by the composition root.
+# The rows hold the person's name and figures; their sources are in the access download.
 PERSONAL_ROWS = PersonalField(
     "dashboard.WorkerTableRow",
     "*",
@@ -116,11 +108,9 @@ def _refresh(scope: Scope) -> datetime:
 
 
 def table_with_count(scope: Scope) -> tuple[int, datetime, int | None]:
-    """(the stored scope's id, when its rows were computed, how many rows it has), after making sure
-    they are there: a scope never computed is computed now; rows out of date (`figure_cache`'s
-    rules) are recomputed now on a small corpus and by a task on a large one, shown meanwhile. The
-    count is read with the scope's row (None when the rows were computed now: the page counts them
-    as it reads them)."""
+    """(the stored scope's id, when its rows were computed, how many rows it has: None when computed
+    now), after making sure they are there: computed now when never computed; out of date (the
+    figure cache's rules) recomputed now on a small corpus and by a task on a large one."""
     key = scope.key
     found = (
         WorkerTableScope.objects.filter(key=key)
@@ -193,9 +183,7 @@ class WorkerTable(Sequence[dict[str, Any]]):
 
 
 def worker_rows(scope: Scope) -> list[dict[str, Any]]:
-    """Each worker's row: pairs written and labels given with their agreement with gold, summed
-    from the maintained worker tallies (`corpus.worker_tally`: one statement each, whatever the
-    numbers of workers, pairs and labels), and the median writing seconds."""
+    """Each worker's row, summed from the maintained worker tallies (`corpus.worker_tally`)."""
     written = writer_sums(scope)
     given = worker_sums(scope, medians=False, only=("n", "with_gold", "gold_agreements"))
     medians = median_writing_seconds(scope)

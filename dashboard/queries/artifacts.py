@@ -19,11 +19,9 @@ def giveaway_words(
     min_count: int | None = None,
     top: int | None = None,
 ) -> dict[str, Any]:
-    """The listing a researcher asked for, summed from the maintained word tally (a writer's
-    listing tokenises that writer's hypotheses). The default one (no genre, no writer, default
-    counts), which every arrival on the page shows, is kept once: a dataset's (all splits) in the
-    database while its word tally stands still (artifacts.listings), any other scope's in the
-    figure cache."""
+    """The listing a researcher asked for, summed from the maintained word tally. The default one,
+    which every arrival on the page shows, is kept: a dataset's in the database while its word
+    tally stands still (artifacts.listings), any other scope's in the figure cache."""
     counts, shown = min_count or DEFAULT_MIN_COUNT, top or DEFAULT_TOP
     if genre is None and worker is None and (counts, shown) == (DEFAULT_MIN_COUNT, DEFAULT_TOP):
         if scope.one is not None and scope.split is None:  # a dataset's page as it opens
@@ -38,10 +36,8 @@ def _default_listing(scope: Scope) -> dict[str, Any]:
 
 
 def monitor_overview(scope: Scope = EVERYTHING) -> dict[str, Any]:
-    """The artifact monitor's latest figures (artifacts.selectors.monitor_overview), each flagged
-    writer given the share of their hypotheses whose typing record is flagged, so one
-    table answers "who writes like a machine": one grouped read for all of them. From the figure
-    cache: out of date as soon as a refresh is written."""
+    """The artifact monitor's latest figures, each flagged writer with the share of their typing
+    records flagged ("who writes like a machine"); the figure cache's."""
     return cached("artifact-monitor", scope, lambda: _monitor_overview(scope))
 
 

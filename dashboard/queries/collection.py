@@ -35,10 +35,8 @@ def _collection_overview(scope: Scope) -> dict[str, Any]:
 
     # The live claims first, from the claim tables' indexes of open claims, then their own premises
     # and pairs by pk: a join of the claims with their dataset's premises read every premise.
-    writing = WritingClaim.objects.filter(live_claims(now)).values_list("premise_id")
-    validation = ValidationClaim.objects.filter(live_claims(now)).values_list("pair_id")
-    writing_items = [row[0] for row in writing]
-    validation_items = [row[0] for row in validation]
+    writing_items = list(WritingClaim.objects.filter(live_claims(now)).values_list("premise_id", flat=True))
+    validation_items = list(ValidationClaim.objects.filter(live_claims(now)).values_list("pair_id", flat=True))
     if not scope.is_everything or scope.split:
         writing_items = _among(writing_items, premises_in(scope))
         validation_items = _among(validation_items, pairs_in(scope))
@@ -59,8 +57,7 @@ def _among(items: list[int], scope: QuerySet[Any]) -> list[int]:
 
 
 def held_premise_count(scope: Scope = EVERYTHING) -> int:
-    """Premises held for a researcher (status held: nobody is asked to write on them). The one
-    definition the collection page's tile and the reports page both show, so they cannot disagree."""
+    """Premises held for a researcher: the one count the collection and reports pages both show."""
     return premises_in(scope).filter(status=PremiseStatus.HELD).count()
 
 
@@ -68,8 +65,7 @@ GENRE_SPLIT = ("genre__slug", "genre__name", "genre__is_training", "split")
 
 
 def genre_split_rows(scope: Scope = EVERYTHING) -> list[dict[str, Any]]:
-    """Premises and pairs per genre and split, from the maintained aggregates (corpus.tallies):
-    two grouped reads of a few hundred rows, not a join of every premise with its pairs."""
+    """Premises and pairs per genre and split, summed from the maintained tallies (corpus.tallies)."""
     rows: dict[tuple[Any, ...], dict[str, int]] = {}
     for *key, n in tallies.length_counts(LengthKind.PREMISE, scope, by=GENRE_SPLIT):
         rows.setdefault(tuple(key), {"premises": 0, "pairs": 0})["premises"] += n
@@ -86,8 +82,7 @@ MALFORMED_LINES_SHOWN = 5
 
 
 def recent_imports(limit: int = 10, scope: Scope = EVERYTHING) -> list[dict[str, Any]]:
-    """The latest premise and corpus imports, newest first, with their progress (read fresh: they
-    move) and their first malformed lines, by number and why."""
+    """The latest imports, newest first, with their progress (read fresh) and first malformed lines."""
     rows: list[dict[str, Any]] = [
         {
             "kind": "premises",
@@ -123,16 +118,11 @@ def recent_imports(limit: int = 10, scope: Scope = EVERYTHING) -> list[dict[str,
 
 
 def pairs_per_hour(
-    scope: Scope = EVERYTHING,
-    *,
-    now: datetime | None = None,
-    hours: int = HOURS_SHOWN,
+    scope: Scope = EVERYTHING, *, now: datetime | None = None, hours: int = HOURS_SHOWN
 ) -> list[tuple[datetime, int]]:
-    """Pairs written per hour over the last `hours` hours, oldest first, empty hours included.
-
-    Written by a worker (an author): imported pairs are the imports table's figure, and counting
-    them here made the page scan every pair of an import for two days after it (the partial
-    index pair_written_at holds written pairs only)."""
+    """Pairs written by a worker per hour over the last `hours` hours, oldest first, empty hours
+    included. Imported pairs are the imports table's figure (the partial index pair_written_at
+    holds written pairs only)."""
     now = now or timezone.now()
     last_hour = now.replace(minute=0, second=0, microsecond=0)
     first_hour = last_hour - timedelta(hours=hours - 1)

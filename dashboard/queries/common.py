@@ -11,7 +11,6 @@ def datasets() -> list[Dataset]:
 
 
 def dataset(slug: str) -> Dataset | None:
-    """The dataset named `slug`, or None."""
     return Dataset.objects.filter(slug=slug).first()
 
 
@@ -26,5 +25,4 @@ def workers() -> QuerySet[Worker]:
 
 
 def pair(pk: int | str) -> Pair | None:
-    """The pair a page names (any dataset), or None."""
     return Pair.objects.select_related("premise__genre").filter(pk=pk).first()

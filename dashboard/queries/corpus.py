@@ -44,17 +44,12 @@ def histogram_summary(histogram: dict[int, int]) -> dict[str, Any]:
     total = sum(histogram.values())
     if not total:
         return {"count": 0, "mean": None, "max": None}
-    return {
-        "count": total,
-        "mean": sum(words * n for words, n in histogram.items()) / total,
-        "max": max(histogram),
-    }
+    return {"count": total, "mean": sum(words * n for words, n in histogram.items()) / total, "max": max(histogram)}
 
 
 def edit_relations(scope: Scope = EVERYTHING) -> dict[str, int]:
     """Hypothesis–premise relations (corpus.overlap) of every pair in scope, from the maintained
-    aggregates: each writer tallies its pairs' relations as it inserts them (kind relation, the
-    bit mask of corpus.overlap), so the page compares no words and reads no pair."""
+    tallies, so the page compares no words and reads no pair."""
     counts = dict.fromkeys(overlap.RELATION_BITS, 0)
     total = 0
     for mask, n in tallies.length_counts(LengthKind.RELATION, scope):
@@ -67,10 +62,8 @@ def edit_relations(scope: Scope = EVERYTHING) -> dict[str, int]:
 
 @refreshable("corpus")
 def _corpus_overview(scope: Scope) -> dict[str, Any]:
-    """No scan: every figure is summed from the maintained aggregates (corpus.tallies), premises
-    by (genre, length), pairs by length, by author label and by edit relations; the gold labels
-    are `corpus.agreement.gold_counts`, the one reader of them (the tallies and the few
-    adjudicated pairs)."""
+    """No scan: every figure is summed from the maintained tallies; the gold labels are
+    `corpus.agreement.gold_counts`, the one reader of them."""
     labels = [label.value for label in THREE_WAY]
     premise_rows = tallies.length_counts(LengthKind.PREMISE, scope, by=("genre__slug", "genre__name", "words"))
     premise_lengths: dict[int, int] = {}
@@ -103,8 +96,7 @@ def _corpus_overview(scope: Scope) -> dict[str, Any]:
 
 
 def phenomenon_tags(scope: Scope = EVERYTHING) -> dict[str, Any]:
-    """The phenomenon-tag figures of the corpus page (artifacts.selectors.tag_figures: summed from
-    the maintained tag tally, no tag is read), through the figure cache as the other figures."""
+    """The phenomenon-tag figures of the corpus page, through the figure cache."""
     return cached("tags", scope, lambda: _phenomenon_tags(scope))
 
 

@@ -1,17 +1,11 @@
-"""The cost page: money spent, labels bought, labels saved by stopping and the cost of
-a gold label, per study and per split and genre, with what the rest of the validation pool will
-cost at the current rate. What each figure counts: docs/dashboard.md, *Costs*.
+"""The cost page: money spent, labels bought, labels saved by stopping and the cost of a gold
+label, per study and per split and genre, with what the rest of the validation pool will cost at
+the current rate. What each figure counts: docs/dashboard.md, *Costs*.
 
-Every figure is a GROUP BY over the scope (seven statements, whatever the corpus holds); Python
-only combines the grouped rows (a few per study, split, genre and label count), never pairs. The
-counts of labels, pairs and claims are sums of maintained tallies, so the page's time does not grow
-with the claims and pairs it counts (bench/RESULTS-costs.md): the pair tally, the
-hypothesis tally and the validation app's (`validation.cost_tally`).
-
-The five grouped reads of counts (statements 3 to 7, `_grouped_rows`) go through the figure cache
-(`costs-rows`, refreshed by a task on a large corpus as the other pages' figures); the studies and
-the bonus ledger (statements 1 and 2, one row per study and currency) are read on every request,
-so a payment edit or a new bonus shows at once, priced over the cached counts.
+Seven GROUP BY statements, whatever the corpus holds, the counts summed from maintained tallies
+(bench/RESULTS-costs.md). The grouped counts (statements 3 to 7) go through the figure cache; the
+studies and the bonus ledger (1 and 2) are read on every request, so a payment edit or a new bonus
+shows at once, priced over the cached counts.
 """
 
 from collections import Counter, defaultdict
@@ -219,19 +213,14 @@ def _studies(scope: Scope) -> dict[int, StudyCost]:
 
 @refreshable("costs-rows")
 def _grouped_rows(scope: Scope) -> dict[str, list[Row]]:
-    """Statements 3 to 7: the grouped counts the page prices (independent of any study's payment),
-    each a sum of maintained tally rows (a few hundred whatever the corpus's size) but for the
-    adjudicated pairs' correction, which reads those pairs only."""
-    # Statement 3: validation labels bought, by study, split and genre: the submitted validation
-    # claims of study sessions (catch trials add no label), as the validation submit counts them
-    # (validation.cost_tally).
+    """Statements 3 to 7: the grouped counts the page prices (independent of any study's payment)."""
+    # Statement 3: validation labels bought (catch trials add none), as validation.cost_tally counts them.
     keys = ("study_session__study_id", "pair__premise__split", "pair__premise__genre__slug", "n")
     bought: list[Row] = [
         dict(zip(keys, row, strict=True))
         for row in summed(scoped(BoughtLabelTally, scope), ("study_id", "split", "genre__slug"))
     ]
-    # Statement 4: hypotheses written in a study (a submitted writing claim's pairs by its worker),
-    # from the count the writing submit and the adversarial finish maintain (collection.hypothesis_tally).
+    # Statement 4: hypotheses written in a study (collection.hypothesis_tally).
     keys = ("study_id", "split", "genre__slug", "n")
     written: list[Row] = [
         dict(zip(keys, row, strict=True)) for row in summed(scoped(HypothesisTally, scope), keys[:-1])
@@ -245,13 +234,9 @@ OUTCOMES = ("gold", "saved", "finished", "finished_labels")
 
 
 def _outcome_rows(scope: Scope) -> list[Row]:
-    """Statements 5 and 6: pairs validated in a study, credited to the study of their latest label,
-    by study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels.
-
-    The credited pairs by study and state are maintained (validation.cost_tally: the submit moves
-    the credit, the pairs' writers their state), the gold follows from the votes and imported gold
-    by the rule (`gold_from_votes`); the adjudicated pairs among them (few: `pair_adjudicated`)
-    count under their decided gold instead (`_adjudicated_gold`)."""
+    """Statements 5 and 6: pairs validated in a study, credited to the study of their latest label
+    (validation.cost_tally), by study, split and genre. The gold follows from the votes by the rule
+    (`gold_from_votes`); the few adjudicated pairs count under their decided gold instead."""
     rows: dict[tuple[Any, ...], dict[str, int]] = {}
     for study_id, split, genre, count, e, nu, c, imported, stopped, n in summed(
         scoped(CreditedPairTally, scope), CREDITED_BY
@@ -274,9 +259,7 @@ def _outcome_rows(scope: Scope) -> list[Row]:
 
 
 def _adjudicated_gold(scope: Scope) -> dict[tuple[Any, ...], int]:
-    """{(study, split, genre): gold labels gained} of the credited pairs a decision gave a gold the
-    rule did not (or took one away, negative): statement 6, over the adjudicated pairs only, each
-    with the study its credited claim names."""
+    """{(study, split, genre): gold labels a decision gave beyond the rule's (or took, negative)}."""
     credited = (
         credits.countable().filter(credited=True, pair=OuterRef("pk")).order_by().values("study_session__study_id")
     )
@@ -296,8 +279,7 @@ def _adjudicated_gold(scope: Scope) -> dict[tuple[Any, ...], int]:
 
 
 def _pool_rows(scope: Scope) -> list[Row]:
-    """Statement 7: the pool still to validate, by split, genre and labels so far: the pair tally's
-    queued pairs (`needs_validation`, not stopped) with fewer than five labels."""
+    """Statement 7: the pool still to validate, by split, genre and labels so far."""
     pool = scoped(PairTally, scope).filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
     keys = ("premise__split", "premise__genre__slug", "label_count", "n")
     return [dict(zip(keys, row, strict=True)) for row in summed(pool, ("split", "genre__slug", "label_count"))]

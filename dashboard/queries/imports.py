@@ -1,5 +1,4 @@
-"""The imports page: recent premise and corpus imports with their progress and reports, and what a
-queued one waits for."""
+"""The imports page: recent imports with their progress and reports, and what a queued one waits for."""
 
 from collections.abc import Collection, Sequence
 from typing import Any, TypeVar
@@ -25,11 +24,9 @@ Run = TypeVar("Run", PremiseImport, CorpusImport)
 
 
 def datasets_with_unassigned(scope: Scope = EVERYTHING) -> list[Dataset]:
-    """The datasets of `scope` (a team's, or every dataset), by slug, each with `unassigned`:
-    its available premises that have no split yet (a writing study serves none of them; the
-    imports page's "Assign splits" gives them one). One statement: each dataset's count is read
-    from the index `premise_claimable` (dataset, status, split), sized by the premises waiting,
-    not by the dataset's premises."""
+    """The datasets of `scope`, by slug, each with `unassigned`: its available premises without a
+    split (a writing study serves none). Read from the index `premise_claimable`, so sized by the
+    premises waiting, not by the dataset's premises."""
     waiting = (
         Premise.objects.filter(dataset=OuterRef("pk"), status=PremiseStatus.AVAILABLE, split="")
         .order_by()
@@ -42,12 +39,9 @@ def datasets_with_unassigned(scope: Scope = EVERYTHING) -> list[Dataset]:
 
 
 def validation_marking(datasets: Sequence[Dataset], research_teams: Collection[int] | None) -> list[dict[str, Any]]:
-    """Per dataset of `datasets` (those the page lists, by slug) whose team is one of
-    `research_teams` (where the user may do research, teams.access; None: every team): its train
-    pairs and those marked for validation, its dev/test pairs and those marked, and the share kept
-    on the dataset (the imports page's "Mark for validation" shows what it would change). Summed
-    from the maintained pair tally (`corpus.tallies`, which keys split and `needs_validation`): one
-    statement of a few hundred rows per dataset, whatever its number of pairs."""
+    """Per dataset of `datasets` whose team is one of `research_teams` (None: every team): its
+    train and dev/test pairs, those marked for validation, and the share kept on the dataset.
+    Summed from the maintained pair tally, whatever the dataset's number of pairs."""
     datasets = access.in_teams(datasets, research_teams)
     empty = {"train": 0, "train_marked": 0, "dev_test": 0, "dev_test_marked": 0}
     counts: dict[int, dict[str, int]] = {dataset.pk: dict(empty) for dataset in datasets}
@@ -67,22 +61,19 @@ def validation_marking(datasets: Sequence[Dataset], research_teams: Collection[i
 
 
 def recent_premise_imports(limit: int = IMPORTS_SHOWN, scope: Scope = EVERYTHING) -> list[PremiseImport]:
-    """The latest premise imports (into the datasets of `scope`, a team's, or every import)."""
     imports = scope.filter(PremiseImport.objects.all())
     runs = list(imports.select_related("dataset", "genre").order_by("-started_at", "-pk")[:limit])
     return with_waiting(runs, scope)
 
 
 def recent_corpus_imports(limit: int = IMPORTS_SHOWN, scope: Scope = EVERYTHING) -> list[CorpusImport]:
-    """The latest pair imports (into the datasets of `scope`, a team's, or every import)."""
     imports = scope.filter(CorpusImport.objects.all())
     runs = list(imports.select_related("dataset").order_by("-started_at", "-pk")[:limit])
     return with_waiting(runs, scope)
 
 
 def imports_by_id(kind: str, ids: list[int], scope: Scope = EVERYTHING) -> list[PremiseImport] | list[CorpusImport]:
-    """The imports named by id that went into the datasets of `scope` (a team's, or every
-    import): another team's id is left out as an unknown one."""
+    """The imports named by id that went into the datasets of `scope`: another team's is unknown."""
     if kind == "premises":
         premises = scope.filter(PremiseImport.objects.filter(pk__in=ids))
         return with_waiting(list(premises.select_related("dataset", "genre")), scope)
@@ -92,9 +83,7 @@ def imports_by_id(kind: str, ids: list[int], scope: Scope = EVERYTHING) -> list[
 
 def running_jobs(scope: Scope = EVERYTHING) -> list[str]:
     """The long tasks the Celery workers are running now, oldest first, as a researcher names them
-    (an import's file named only when it goes into a dataset of `scope`, the user's teams', or
-    every dataset; another team's import is named by its number alone). One statement: the first
-    RUNNING_NAMED + 1 running rows of each kind of job (all `waiting_text` names), in a UNION ALL."""
+    (another team's import by its number alone). One UNION ALL of each kind's first running rows."""
     parts = [
         _running("premise import", PremiseImport, "started_at", imported=True),
         _running("corpus import", CorpusImport, "started_at", imported=True),
@@ -111,8 +100,7 @@ def running_jobs(scope: Scope = EVERYTHING) -> list[str]:
 
 
 def _running(kind: str, model: type[Model], at: str, *, imported: bool = False) -> QuerySet[Any]:
-    """The first RUNNING_NAMED + 1 running rows of `model` as (kind, pk, time, and for an import
-    its files, dataset and the dataset's team), the columns every part of `running_jobs` shares."""
+    """The first RUNNING_NAMED + 1 running rows of `model` in the columns `running_jobs` shares."""
     no_id = Value(None, output_field=IntegerField())
     rows = model._default_manager.filter(status="running").order_by("pk")
     return rows.values_list(
@@ -152,8 +140,7 @@ def waiting_text(running: Sequence[str]) -> str:
 
 
 def with_waiting(runs: list[Run], scope: Scope = EVERYTHING) -> list[Run]:
-    """`runs`, each queued one with `waiting` (what it waits for; other teams' imports than those
-    of `scope` by number only); read once for the whole list."""
+    """`runs`, each queued one with `waiting`, read once for the whole list."""
     queued = [run for run in runs if run.status == ImportStatus.QUEUED]
     if queued:
         text = waiting_text(running_jobs(scope))

@@ -1,5 +1,4 @@
-"""Reads of the model annotators page: the user's teams' annotators, their jobs and the
-studies' uses. Scoped through teams/access.py; the view only renders."""
+"""Reads of the model annotators page, scoped through teams/access.py; the view only renders."""
 
 from typing import Any
 
@@ -65,20 +64,17 @@ def annotator_to_act_on(user: Any, pk: int) -> ModelAnnotator:
 
 
 def study_and_uses(user: Any, slug: str) -> tuple[Study, ModelUse]:
-    """The study `slug` of the user's teams where they may do research (404 otherwise), and its
-    model uses (a new, unsaved row when none are set)."""
+    """The study (404 unless the user may do research on it) and its uses (an unsaved row when none)."""
     study = access.get_or_404(Study.objects.select_related("dataset"), user, access.RESEARCH, slug=slug)
     return study, ModelUse.objects.filter(study=study).first() or ModelUse(study=study)
 
 
 def calibrations(scope: Scope) -> list[dict[str, Any]]:
-    """The scope's model annotators with their latest calibrations (beside the workers), from the
-    figure cache: out of date as soon as an annotator or a calibration is written."""
+    """The scope's model annotators with their latest calibrations, from the figure cache."""
     return cached("model-calibrations", scope, lambda: selectors.calibration_rows(scope))
 
 
 def checks_by_writer(worker_ids: list[int]) -> dict[int, dict[str, int]]:
-    """The writing checks of the writers of a workers page; none asked for when no study checks
-    writing (the studies' choice, from the figure cache: out of date as soon as a use is written)."""
+    """The writing checks of the writers of a workers page; none asked for when no study checks writing."""
     annotators = cached("writing-check-annotators", EVERYTHING, writing_checks.writing_check_annotators)
     return writing_checks.checks_by_writer(worker_ids, annotators)

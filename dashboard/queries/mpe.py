@@ -10,8 +10,7 @@ OVERLAP_SHOWN = 20
 
 
 def multi_premise_datasets(scope: Scope = EVERYTHING) -> list[Dataset]:
-    """The chosen dataset when it holds multi-premise items, else every such dataset of the scope
-    (of some teams, or every one)."""
+    """The chosen dataset when it holds multi-premise items, else every such dataset of the scope."""
     chosen = scope.one
     if chosen is not None:
         return [chosen] if chosen.item_kind == ItemKind.MULTI_PREMISE else []

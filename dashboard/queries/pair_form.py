@@ -1,12 +1,8 @@
-"""What the pair browser's form offers beside its pairs: the genres and writing studies to filter
-by, the datasets whose studies turned model writing checks on, and the bulk history of the
-user's research teams, read in one statement and kept in the cache.
-
-Kept until a writer of those rows saves or deletes one (`forget`, connected in
-DashboardConfig.ready: a genre, a study, a study's model use, a bulk action or its undo), so the
-history shows an action the moment it is done. A writer that bypasses `save` (a queryset's
-`update`, raw SQL) is caught up within FORM_SECONDS: only the choices' names and a study's team
-could lag, and the filters themselves read the rows they name.
+"""What the pair browser's form offers beside its pairs (genres, writing studies, the datasets
+whose studies check writing with a model, the bulk history of the user's research teams), read in
+one statement and kept in the cache until a writer of those rows saves or deletes one (`forget`),
+so the history shows an action the moment it is done. A writer that bypasses `save` is caught up
+within FORM_SECONDS: only names could lag, and the filters themselves read the rows they name.
 """
 
 import json
@@ -49,8 +45,6 @@ class StudyChoice:
 
 @dataclass(frozen=True)
 class BulkShown:
-    """One bulk action of the history as the page shows it."""
-
     token: str
     kind: str
     kind_display: str
@@ -81,7 +75,7 @@ def _json_rows(rows: QuerySet[Any]) -> tuple[str, tuple[Any, ...]]:
 
 
 def _history(teams: set[int] | None) -> QuerySet[Any]:
-    """The latest bulk actions of `teams` (None: every team), newest first, as the values the page shows."""
+    """The latest bulk actions of `teams` (None: every team), newest first."""
     rows = PairBulkAction.objects.all()
     if teams is not None:
         rows = rows.filter(teams__in=teams).distinct()
@@ -148,8 +142,7 @@ def _generation() -> int:
 
 
 def pair_form(user: Any) -> PairForm:
-    """The form's choices and the bulk history of the teams where `user` may do research (an action
-    of any of them may be undone there), from the cache or one statement."""
+    """The form of the teams where `user` may do research, from the cache or one statement."""
     teams = access.team_ids(user, access.RESEARCH)
     scope = "all" if teams is None else ",".join(str(team) for team in sorted(teams)) or "none"
     key = f"dashboard:pair-form:{source_release()}:{_generation()}:{scope}"
@@ -161,8 +154,7 @@ def pair_form(user: Any) -> PairForm:
 
 
 def forget(**kwargs: Any) -> None:
-    """Receiver of the form's rows' saves and deletes: every kept form is out of date, now (so the
-    writer's own next page shows the change) and again once the writer commits (a page that read
-    the rows meanwhile kept what it read)."""
+    """Every kept form is out of date now (the writer's next page shows the change) and again once
+    the writer commits (a page that read the rows meanwhile kept what it read)."""
     cache.set(GENERATION_KEY, time.time_ns(), None)
     transaction.on_commit(lambda: cache.set(GENERATION_KEY, time.time_ns(), None))

@@ -9,18 +9,13 @@ from django.db.models import JSONField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from corpus.gold import gold_source
-from corpus.models import (
-    Pair,
-    Worker,
-)
+from corpus.models import Pair, Worker
 from model_annotators.writing_checks import checks_of_pairs
 
 from .pairs import PAGE_SIZE, VOTES
 
 
 class LabelShown(TypedDict):
-    """One of a pair's labels as the browser shows it."""
-
     position: int
     label: str
     role: str  # author or validator
@@ -64,9 +59,8 @@ PAGE_LABELS_SQL = """
     LEFT JOIN auth_user u ON u.id = w.user_id
     WHERE l.pair_id = "collection_pair"."id"
 """
-# A pair's typing flags and sense score, each looked up by its unique pair index whatever the
-# planner expects of the page: joined, a page it expected to be one row was joined to every
-# typing record by a scan per pair.
+# A pair's typing flags and sense score, each looked up by its unique pair index: joined, a page
+# the planner expected to be one row was joined to every typing record by a scan per pair.
 PAGE_TYPING_SQL = 'SELECT e.flags FROM authorship_writingevidence e WHERE e.pair_id = "collection_pair"."id"'
 PAGE_SENSE_SQL = """
     SELECT jsonb_build_array(s.similarity, s.low_sense, s.method)
@@ -81,11 +75,9 @@ def pair_rows(
     page_size: int = PAGE_SIZE,
     writing_checks: Mapping[int, int] | None = None,
 ) -> tuple[list[PairShown], int | None]:
-    """(the page of `pairs` after pair id `after`, each with its premise, genre, labels and who
-    gave them, its typing flags, sense score and model writing checks; the id to continue after or
-    None), in one statement whatever the page holds, and the writing checks' when a study of a
-    page's dataset turned them on. `writing_checks`: {dataset id: annotator} of the studies that
-    did, when the caller has them (`pair_form`), else they are read."""
+    """(the page of `pairs` after pair id `after`; the id to continue after or None), in one
+    statement whatever the page holds. `writing_checks`: {dataset id: annotator} of the studies
+    that turned them on, when the caller has them (`pair_form`), else they are read."""
     # The page's ids in a subquery of their own, its pairs then joined to what they show: joined
     # to their writers and genres while they were found, a misestimate of the matches made the
     # planner join every match to every worker before it sorted them.
@@ -121,24 +113,8 @@ def pair_rows(
     checked = writing_checks is None or any(dataset in writing_checks for _, dataset in shown)
     checks = checks_of_pairs(shown) if checked else {}
     page: list[PairShown] = []
-    for (
-        pk,
-        dataset_id,
-        pair_id,
-        dataset,
-        genre,
-        split,
-        premise_text,
-        hypothesis,
-        gold,
-        adjudicated,
-        entailment,
-        neutral,
-        contradiction,
-        labels,
-        typing,
-        sense,
-    ) in found:
+    for pk, dataset_id, pair_id, dataset, genre, split, premise_text, hypothesis, gold, adjudicated, *rest in found:
+        entailment, neutral, contradiction, labels, typing, sense = rest
         page.append(
             {
                 "pk": pk,

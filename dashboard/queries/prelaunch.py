@@ -1,11 +1,8 @@
-"""A study's pre-launch check: in words, what would make it serve nothing or mislead
-once its link is on a market. Read-only: nothing here calls the market (its last answer is read; the
-markets page's "Test" asks it again).
+"""A study's pre-launch check: in words, what would make it serve nothing or mislead once its link
+is on a market. Read-only: nothing here calls the market (its last answer is read).
 
-Each finding is a `Finding`: "block" (participants would find no task, or the study cannot be paid
-through its market, or it pays ids nobody verifies), "unverified" (a paid study opened as an
-unverified link on purpose: no bonuses, shown in red) or "warn" (it serves, but not as the
-researcher expects)."""
+A `Finding` is "block" (no task, no way to pay, or unverified ids paid), "unverified" (a paid study
+opened unverified on purpose, shown in red), "warn" (it serves, not as expected) or "info"."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -157,10 +154,8 @@ def launch_check(
     sheet: InformationSheet | Literal[False] | None = False,
     wanted: Mapping[str, Any] | None = None,
 ) -> list[Finding]:
-    """What would make `study` serve nothing or mislead, blocking findings first; empty: ready.
-    `catch_shortfall`, `sheet` (its current information sheet) and `wanted` (what its pool still
-    wants, `dashboard.queries.study.what_is_left`): the study page's own readings of them (False,
-    None: read here)."""
+    """What would make `study` serve nothing or mislead, blocking findings first. `catch_shortfall`,
+    `sheet` and `wanted` (`what_is_left`): the study page's own readings (False, None: read here)."""
     findings: list[Finding] = []
     if not study.is_active:
         findings.append(Finding(BLOCK, "The study is inactive: its link refuses every participant."))

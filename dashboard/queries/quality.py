@@ -39,16 +39,13 @@ def reference_label(pair: Pair | None) -> ReferenceLabel | None:
 
 
 def recent_catch_trials(scope: Scope = EVERYTHING, *, limit: int = CATCH_TRIALS_SHOWN) -> list[ReferenceLabel]:
-    """The latest catch trials (of the pairs of `scope`, a team's datasets, or every one)."""
     catch_trials = scope.filter(ReferenceLabel.objects.filter(is_catch_trial=True), via="pair__dataset")
     return list(catch_trials.select_related("pair").order_by("-updated_at")[:limit])
 
 
 def bonus_catch_standings(study: Study) -> dict[int, CatchStanding]:
-    """The bonus page's catch figures of the study's workers (`quality.bonuses.catch_standings`:
-    every catch answer and the workers' ordinary labels' evidence). A figure of the figure cache:
-    computed at most once per few seconds per study, and on a large corpus shown as last computed
-    while a task recomputes it. The money beside it (earned, paid, owed) is read on every request."""
+    """The bonus page's catch figures of the study's workers: the figure cache's (the money beside
+    them is read on every request)."""
     return cached_for_study("bonus-catch-standings", study.pk, lambda: catch_standings(study))
 
 
@@ -64,12 +61,9 @@ def _recompute_flag_rows(scope: Scope) -> datetime:
 
 
 def worker_flags_as_of(scope: Scope) -> datetime:
-    """When the maintained worker-flag rows of the scope (`quality.flag_rows`) were computed, after
-    making sure they are there: a scope never computed is computed now, once; rows older than the
-    figure cache's interval, or than an exclusion or a decision (`figure_cache.figures_changed_at`),
-    are recomputed now on a small corpus and by a task on a large one (the page shows them, and
-    how old they are, meanwhile). New labels queue their own refresh (`flag_rows.labels_moved`).
-    The rows are of every split of the scope's datasets."""
+    """When the maintained worker-flag rows of the scope (of every split) were computed, after
+    making sure they are there: computed now when never computed; out of date (the figure cache's
+    rules) recomputed now on a small corpus and by a task on a large one, shown meanwhile."""
     return _flags_with(scope)[0]
 
 
@@ -98,10 +92,8 @@ def _flags_with(scope: Scope, *fields: str, **expressions: Any) -> tuple[datetim
 def worker_quality_page(
     scope: Scope, number: str | int | None, per_page: int
 ) -> tuple[Page[WorkerQuality], datetime, set[int]]:
-    """One page of `worker_quality`'s rows (flagged first, then by labels given) from the
-    maintained rows: the page's rows and their count, whatever the crowd's size; when they were
-    computed; and which of the page's workers are excluded in the scope's teams (an exclusion is a
-    team's), read with the rows."""
+    """One page of the maintained worker-quality rows, whatever the crowd's size; when they were
+    computed; and which of the page's workers are excluded in the scope's teams."""
     as_of, kept = _flags_with(scope, count=Count("rows"))
     if kept is None:  # the rows were computed now: their count is read with the page
         page: Page[Any] = Paginator(_quality_rows(scope), per_page).get_page(number)
@@ -121,8 +113,7 @@ def worker_quality_page(
 
 
 def _quality_rows(scope: Scope) -> QuerySet[WorkerFlagRow]:
-    """The scope's kept worker-quality rows in order, each with whether its worker is excluded in
-    the scope's teams."""
+    """The scope's kept rows in order, each with whether its worker is excluded in the scope's teams."""
     exclusions = WorkerExclusion.objects.filter(worker_id=OuterRef("worker_id"))
     if scope.dataset is not None:
         exclusions = exclusions.filter(team_id__in=[scope.dataset.team_id])
@@ -138,11 +129,8 @@ def _as_shown(rows: Iterable[WorkerFlagRow]) -> tuple[list[WorkerQuality], set[i
 
 
 def flagged_workers(scope: Scope = EVERYTHING) -> list[int]:
-    """The workers the quality checks flag on the labels of `scope` (a user's teams' datasets,
-    or every dataset), as the workers page of the same scope shows them: another team's labels
-    never flag a worker on this team's pages. Read from the scope's maintained row of flagged ids,
-    made sure of as `worker_flags_as_of` does; their pairs are not counted (`flagged_workers_as_of`
-    counts them, once per computation, for the page that shows the count)."""
+    """The workers the quality checks flag on the labels of `scope`, as its workers page shows them
+    (another team's labels never flag a worker on this team's pages), without their pairs."""
     _, kept = _flags_with(scope, "flagged")
     if kept is None:  # the rows were computed now
         return flag_rows.flagged_ids(scope) or []
@@ -163,14 +151,9 @@ def flagged_workers_as_of(scope: Scope = EVERYTHING) -> tuple[list[int], datetim
 
 
 def bonus_marks(worker_ids: Iterable[int], *, team_id: int | None) -> dict[int, list[str]]:
-    """`crowd.registry.worker_marks` of the bonus page's workers ("excluded", and the quality
-    flags), the flags read from the maintained rows of every dataset (the workers page's) for
-    these workers only, not computed afresh for each bonus page."""
-
-    def flagged(ids: list[int]) -> dict[int, list[str]]:
-        return flag_rows.flag_marks_of(ids)
-
-    return worker_marks(worker_ids, team_id=team_id, flagged=flagged)
+    """`crowd.selectors.worker_marks` of the bonus page's workers, the flags read from the
+    maintained rows of every dataset for these workers only, not computed afresh for each page."""
+    return worker_marks(worker_ids, team_id=team_id, flagged=flag_rows.flag_marks_of)
 
 
 def bonus_flags_as_of() -> datetime:
@@ -179,10 +162,8 @@ def bonus_flags_as_of() -> datetime:
 
 
 def catch_pools_of_active_studies(user: Any, action: str) -> list[dict[str, Any]]:
-    """Each active study of the teams where the user may do `action` (teams.access): its
-    catch-trial pool, pairs and servings left (a dry pool serves none). No money: a figure of the
-    figure cache per set of teams, computed at most once per few seconds, and on a large corpus
-    shown as last computed while a task recomputes it."""
+    """Each active study of the teams where the user may do `action`, with its catch-trial pool
+    and servings left: no money, so the figure cache's."""
     scope = Scope.of_teams(team_ids(user, action))
     return cached("bonus-catch-pools", scope, lambda: _catch_pools_of(scope))
 
@@ -196,10 +177,8 @@ def _catch_pools_of(scope: Scope) -> list[dict[str, Any]]:
 
 
 def bonus_recipients(study: Study) -> list[dict[str, Any]]:
-    """The study's sessions a discretionary bonus may go to, as the bonus form lists them: each
-    named by its participant and market session (the ids the pages show), never a preview. No
-    money, and the form lists every participant of the study: a figure of the figure cache per
-    study (`cached_for_study`); a session started since is given its bonus by its typed id."""
+    """The study's sessions a discretionary bonus may go to, never a preview: the figure cache's (a
+    session started since is given its bonus by its typed id)."""
     return cached_for_study("bonus-recipients", study.pk, lambda: _recipients_of(study.pk))
 
 
@@ -230,7 +209,6 @@ def _recipients_of(study_id: int) -> list[dict[str, Any]]:
 
 
 def session_of_study(study: Study, session_id: int) -> StudySession | None:
-    """The study's session of that id (a discretionary bonus's recipient), or None."""
     return StudySession.objects.filter(study=study, pk=session_id, is_preview=False).first()
 
 

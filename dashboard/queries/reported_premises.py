@@ -3,10 +3,7 @@
 from django.db.models import Prefetch, QuerySet
 
 from collection.models import PremiseReport
-from corpus.models import (
-    Premise,
-    PremiseStatus,
-)
+from corpus.models import Premise, PremiseStatus
 from corpus.scope import EVERYTHING, Scope
 
 
@@ -20,17 +17,12 @@ def just(premise: Premise) -> QuerySet[Premise]:
 
 
 def reported_premises(scope: Scope = EVERYTHING, *, limit: int = 200) -> list[Premise]:
-    """Premises held or with open reports, each with its open reports: every premise the
-    collection page counts as held is here to act on, and reported ones not held yet too.
-
-    Both kinds are few, so their ids are read from where they are kept (held premises' partial
-    index, the open reports) and the premises fetched by id: an OR of the two over the premise
-    table walked every premise."""
+    """Premises held or with open reports, each with its open reports. Both kinds are few, so their
+    ids are read where they are kept and the premises fetched by id: an OR of the two over the
+    premise table walked every premise."""
     open_reports = PremiseReport.objects.filter(resolved=False).select_related("worker__user").order_by("created_at")
-    held = Premise.objects.filter(status=PremiseStatus.HELD)
-    reported = PremiseReport.objects.filter(resolved=False)
-    held = scope.filter(held)
-    reported = scope.filter(reported, via="premise__dataset")
+    held = scope.filter(Premise.objects.filter(status=PremiseStatus.HELD))
+    reported = scope.filter(PremiseReport.objects.filter(resolved=False), via="premise__dataset")
     ids = {*held.values_list("pk", flat=True), *reported.values_list("premise_id", flat=True)}
     return list(
         Premise.objects.filter(pk__in=ids)
@@ -43,5 +35,4 @@ def reported_premises(scope: Scope = EVERYTHING, *, limit: int = 200) -> list[Pr
 def reported_not_held_count(scope: Scope = EVERYTHING) -> int:
     """Premises with open reports that are not held (fewer reports than the hold takes): still served."""
     reported = PremiseReport.objects.filter(resolved=False).exclude(premise__status=PremiseStatus.HELD)
-    reported = scope.filter(reported, via="premise__dataset")
-    return reported.values("premise_id").distinct().count()
+    return scope.filter(reported, via="premise__dataset").values("premise_id").distinct().count()

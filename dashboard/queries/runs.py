@@ -1,6 +1,5 @@
-"""The job pages (aggregation runs, snapshots, training runs): the rows newest first (a page shows
-the first SHOWN), rows by id for the progress polls, and one row for a detail page (None when
-there is no such row: the view says 404)."""
+"""The job pages (aggregation runs, snapshots, training runs): the rows newest first, rows by id
+for the progress polls, and one row for a detail page (None: the view says 404)."""
 
 from collections.abc import Iterable
 from typing import Any
@@ -35,8 +34,7 @@ def finished_aggregation_runs(*, limit: int = 20) -> QuerySet[AggregationRun]:
 
 
 def snapshots(ids: Iterable[int] | None = None) -> QuerySet[Snapshot]:
-    """Newest first; with `ids`, those snapshots only (a progress poll). Each with `erasures_since`:
-    its team's erasures after it was made (privacy.selectors.erasures_after_snapshot)."""
+    """Newest first; with `ids`, those only (a progress poll). Each with its team's `erasures_since`."""
     rows = (
         Snapshot.objects.select_related("created_by")
         .prefetch_related("files")
@@ -65,9 +63,8 @@ def training_run(run_id: int) -> TrainingRun | None:
 
 
 def embedded_queue() -> dict[str, Any] | None:
-    """In the embedded mode (no broker), the jobs of this process's one background queue: what runs
-    now and what waits behind it (snapshot exports, training and aggregation runs); None with a
-    broker, where Celery workers take jobs side by side."""
+    """In the embedded mode (no broker), the jobs of this process's one background queue; None
+    with a broker, where Celery workers take jobs side by side."""
     from django.conf import settings
 
     if not settings.CELERY_TASK_ALWAYS_EAGER:

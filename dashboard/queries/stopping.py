@@ -14,8 +14,7 @@ PREVIEW_PAIRS = 5000  # five-label pairs a preview replays (the first by id): a 
 
 
 def policy_rows(datasets: Sequence[Dataset]) -> list[dict[str, Any]]:
-    """One row per dataset (of `datasets`, by slug: a user's teams') and split: its rule (fixed
-    where none was chosen) and what stopped early."""
+    """One row per dataset and split: its rule (fixed where none was chosen) and what stopped early."""
     ids = [dataset.pk for dataset in datasets]
     policies = {(p.dataset_id, p.split): p for p in StoppingPolicy.objects.filter(dataset_id__in=ids)}
     # `label_sum`, not `labels`: Pair.labels is the reverse relation to the labels.

@@ -1,15 +1,9 @@
-"""The study pages: per study, what Prolific shows natively and more. The funnel
-of its sessions, time per task, effective hourly pay against the payment, live claims, what is
-left in its pool and what it costs; the sessions as a CSV. What each figure counts:
-docs/dashboard.md, *Studies*.
+"""The study pages: per study, its sessions' funnel, time per task, hourly pay against the
+payment, live claims, what is left in its pool and what it costs; the sessions as a CSV. What each
+figure counts: docs/dashboard.md, *Studies*.
 
-Every figure is one statement, whatever the study's size: the funnel two aggregates over its
-sessions (where they got to, and their tasks' money), the costs one GROUP BY over the bonus ledger, the pool one aggregate; the medians read
-one duration per task and per completed session (a column of numbers, no objects), since SQLite
-has no percentile.
-
-Which sessions count is decided in one place, `counted_sessions`: every figure (funnel, times,
-claims, costs, CSV) starts from it.
+Every figure is one statement, whatever the study's size, and starts from the sessions that
+count, decided in one place (`counted_sessions`).
 """
 
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,19 +13,7 @@ from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection
-from django.db.models import (
-    Count,
-    Exists,
-    F,
-    IntegerField,
-    Max,
-    Min,
-    OuterRef,
-    Q,
-    QuerySet,
-    Sum,
-    Value,
-)
+from django.db.models import Count, Exists, F, IntegerField, Max, Min, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -55,8 +37,7 @@ from validation.models import PremiseLabelClaim, ValidationClaim
 from ..figure_cache import cached_for_study, refreshable_for_study
 from .study_costs import costs, hourly, payment_per_session
 
-# The claim model each kind of study hands out, and whether its task is a batch of claims (a
-# validation batch of five is one task, paid once) or one claim.
+# The claim model of each kind of study, and whether its task is a batch of claims (paid once).
 CLAIMS_OF_KIND: dict[str, tuple[type[TaskClaim], bool]] = {
     TaskKind.WRITING: (WritingClaim, False),
     TaskKind.ADVERSARIAL: (WritingClaim, False),
@@ -67,6 +48,8 @@ CLAIMS_OF_KIND: dict[str, tuple[type[TaskClaim], bool]] = {
 
 # The batched claim models' batch id (a field of the concrete models, not of TaskClaim).
 BATCH_FIELD = "batch"
+# A validation pool's pairs (or pair tally rows) still short of their labels.
+WANTING_LABELS = {"needs_validation": True, "stopped_early": False, "label_count__lt": LABELS_PER_PAIR}
 
 SESSION_CSV_COLUMNS = [
     "participant",
@@ -83,13 +66,12 @@ SESSION_CSV_COLUMNS = [
 
 
 def study(slug: str) -> Study | None:
-    """The study `slug` with its dataset and its market connection (`markets.connections.connection_of`
-    reads it from here: the page's arrivals, pre-launch check and money regions all ask for it)."""
+    """With its market connection: `markets.connections.connection_of` reads it from here."""
     return Study.objects.select_related("dataset", "market_connection").filter(slug=slug).first()
 
 
 def studies_with_counts(user: Any) -> list[Study]:
-    """Every study of the user's teams with its sessions, completed and in-progress counts (one statement)."""
+    """Every study of the user's teams with its counts of sessions (one statement)."""
     counted = counted_sessions_filter("sessions__")
     return list(
         scoped(Study.objects.all(), user)
@@ -98,8 +80,7 @@ def studies_with_counts(user: Any) -> list[Study]:
             n_sessions=Count("sessions", filter=counted & Q(sessions__pk__isnull=False)),
             n_completed=Count("sessions", filter=counted & Q(sessions__completed_at__isnull=False)),
             n_open=Count(
-                "sessions",
-                filter=counted & Q(sessions__completed_at__isnull=True, sessions__closed_at__isnull=True),
+                "sessions", filter=counted & Q(sessions__completed_at__isnull=True, sessions__closed_at__isnull=True)
             ),
         )
         .order_by("-is_active", "slug")
@@ -107,9 +88,7 @@ def studies_with_counts(user: Any) -> list[Study]:
 
 
 def _admission(of_study: Study) -> tuple[dict[str, Exists], Q]:
-    """Whether a session's worker is admitted now (crowd.access): not on the block list, and on
-    the closed list or past the qualification test where the study's access asks for it. Returns
-    the annotations to add and the filter over them."""
+    """The annotations and the filter over them that say a session's worker is admitted now (crowd.access)."""
     worker = OuterRef("worker_id")
     through = Study.blocked_workers.through.objects
     annotations = {"on_block_list": Exists(through.filter(study_id=of_study.pk, worker_id=worker))}
@@ -141,15 +120,11 @@ def _ending(word: str) -> Q:
 
 
 def funnel(of_study: Study) -> dict[str, int]:
-    """The funnel as the page shows it: where the sessions got to (`session_funnel`) and the tasks
-    by where their money stands (`task_money`); two aggregates."""
     return {**session_funnel(of_study), **task_money(of_study)}
 
 
 def session_funnel(of_study: Study) -> dict[str, int]:
-    """Arrived, qualified (admitted by the access rule), started (a task claimed), completed, held,
-    returned, timed out, rejected, stranded (crowd.stranding) and in progress; one aggregate, with a
-    claimed-task check per session (so sized by the study's crowd)."""
+    """Where the sessions got to; one aggregate, with a claimed-task check per session."""
     admission, admitted = _admission(of_study)
     sessions = counted_sessions(of_study).annotate(claimed=_claimed(of_study), **admission)
     # Told the pool ran out before their last task (crowd.stranding): apart from those in progress.
@@ -172,17 +147,13 @@ def session_funnel(of_study: Study) -> dict[str, int]:
 
 
 def task_money(of_study: Study) -> dict[str, int]:
-    """The study's tasks by where their money stands, the completed sessions held apart, and
-    whether a market is connected; one aggregate over the sessions (no claim is read)."""
+    """The tasks by where their money stands and whether a market is connected; no claim is read."""
     completed = Q(completed_at__isnull=False)
     figures = counted_sessions(of_study).aggregate(
         market_connected=Count("study__market_connection"),
         tasks=Coalesce(Sum("tasks_done"), 0),
-        # Money follows holds (crowd.holds): tasks whose money may go, and those waiting for a
-        # decision; a refused hold's tasks are in neither.
+        # Money follows holds (crowd.holds): a refused hold's tasks are in neither figure.
         payable_tasks=Coalesce(Sum("tasks_done", filter=money_may_go()), 0),
-        # What is owed, approved and paid for tasks are three figures (task_payment_states): only
-        # a market's confirmed approval is money paid, and running sessions owe nothing yet.
         **{
             f"tasks_{state}": Coalesce(Sum("tasks_done", filter=among), 0)
             for state, among in task_payment_states(of_study).items()
@@ -195,13 +166,10 @@ def task_money(of_study: Study) -> dict[str, int]:
 
 
 def task_payment_states(of_study: Study) -> dict[str, Q]:
-    """Where the money of a session's tasks stands, as filters over sessions: running (no code
-    yet, so nothing owed), stranded (the pool ran out before their last task: crowd.stranding),
-    owed (complete, or stranded with the study's partial-completion code, and not decided on the
-    market), approved (the approval sent to the market, not confirmed), paid (the market confirmed
-    the approval, which pays the reward). A market's rejection, a refused hold, a session closed
-    unfinished and a stranded one asked to return owe nothing; a held code's tasks wait apart
-    (`hold_waits`)."""
+    """Where the money of a session's tasks stands, as filters over sessions. Owed: complete, or
+    stranded with the study's partial-completion code, and not decided on the market; paid: only a
+    market's confirmed approval. A rejection, a refused hold, a session closed unfinished and a
+    stranded one asked to return owe nothing; a held code's tasks wait apart (`hold_waits`)."""
     stranded = stranded_filter()
     complete = Q(completed_at__isnull=False) & money_may_go()
     if of_study.partial_completion_code:
@@ -235,22 +203,18 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
 
 
 def paid_sessions(of_study: Study) -> QuerySet[StudySession]:
-    """The counted sessions whose money may go (crowd.holds.money_may_go): the times and the
-    hourly pay are theirs, so a held session (a guesser's quick batches, an id the market did not
-    vouch for) never makes the pay look better than it is."""
+    """The times and the hourly pay are theirs, so a held session never makes the pay look better."""
     return counted_sessions(of_study).filter(money_may_go())
 
 
-# Time per task is read from the claims of at most this many sessions (the latest whose money may
-# go): a study of hundreds of sessions has hundreds of thousands of claims, and their quartiles
-# move little past a few thousand tasks.
+# Time per task is read from the claims of at most this many sessions: a study's quartiles move
+# little past a few thousand tasks, and it may have hundreds of thousands of claims.
 TASK_TIME_SESSIONS = 40
 
 
 def task_times(of_study: Study, *, sessions: int = TASK_TIME_SESSIONS) -> Spread:
-    """Time per submitted task, from its claim to its submit (a batch: first claim to last submit),
-    of the sessions whose money may go: of the latest `sessions` of them when there are more (the
-    Spread says so: `sample_sessions`), so the statement is sized by that sample, not the study."""
+    """Time per submitted task (a batch: first claim to last submit) of the latest `sessions` whose
+    money may go (`sample_sessions` says when there are more), so sized by the sample, not the study."""
     claim_model, batched = _claim_model(of_study)
     latest = paid_sessions(of_study).order_by("-pk").values("pk")
     claims = claim_model._default_manager.filter(
@@ -278,11 +242,9 @@ def task_times(of_study: Study, *, sessions: int = TASK_TIME_SESSIONS) -> Spread
 
 
 def spread_in_sql(rows: QuerySet[Any], *, more_than_sampled: tuple[str, Sequence[Any]] | None = None) -> Spread:
-    """The Spread of the seconds from each row's first column to its second (none below 0), computed
-    in the database: one row comes back however many rows there are (percentile_cont interpolates
-    as Python's `statistics.quantiles(method="inclusive")` does; one row is its own quartiles).
-    `more_than_sampled`: a statement whose rows, if any, say the rows are a sample
-    (`sample_sessions` is then set to 1; the caller names the sample)."""
+    """The Spread of the seconds from each row's first column to its second (none below 0), in one
+    row from the database (as `statistics.quantiles(method="inclusive")`). `more_than_sampled`: a
+    statement whose rows, if any, say the rows are a sample (`sample_sessions` is then 1)."""
     found = sql_of(rows)
     if found is None:
         return Spread()
@@ -304,14 +266,12 @@ def spread_in_sql(rows: QuerySet[Any], *, more_than_sampled: tuple[str, Sequence
 
 
 def session_times(of_study: Study) -> Spread:
-    """Time from arrival to completion of each completed session whose money may go (its quartiles
-    computed in the database: one row back, whatever the number of sessions)."""
+    """Time from arrival to completion of each completed session whose money may go."""
     rows = paid_sessions(of_study).filter(completed_at__isnull=False).values_list("started_at", "completed_at")
     return spread_in_sql(rows)
 
 
 def live_claims(of_study: Study) -> dict[str, int]:
-    """Open, unexpired claims of the study's sessions and the workers holding them (one aggregate)."""
     claim_model, _ = _claim_model(of_study)
     figures = claim_model._default_manager.filter(
         claiming.live_claims(timezone.now()), study_session__in=counted_sessions(of_study)
@@ -320,11 +280,8 @@ def live_claims(of_study: Study) -> dict[str, int]:
 
 
 def pairs_wanting_labels(of_study: Study, limits: tuple[list[int], list[str]] | None = None) -> QuerySet[Pair]:
-    """The pairs of the study's pool (its dataset, genres and import files: crowd.selectors.pool_limits,
-    as the validation claim serves them; `limits` when already read) still short of their labels."""
-    pairs = Pair.objects.filter(
-        dataset_id=of_study.dataset_id, needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
-    )
+    """The pairs of the study's pool (crowd.selectors.pool_limits, or `limits`) still short of labels."""
+    pairs = Pair.objects.filter(dataset_id=of_study.dataset_id, **WANTING_LABELS)
     genres, sources = limits if limits is not None else pool_limits(of_study)
     if genres:
         pairs = pairs.filter(premise__genre_id__in=genres)
@@ -334,13 +291,10 @@ def pairs_wanting_labels(of_study: Study, limits: tuple[list[int], list[str]] | 
 
 
 def what_is_left(of_study: Study) -> dict[str, Any]:
-    """The work the study's pool still needs (the pool the pre-launch check counts, which takes
-    these figures): pairs and labels to validate, or premises and writings to write, with a
-    writing pool's premises and those without a split (`premises`, `unassigned`); None figures for
-    a kind not counted here. One statement: a validation pool's sums are the pair tally's
-    (`corpus.tallies`, which keys genre, labels so far and the queue's flags), sized by its keys,
-    not by the dataset's pairs; a pool limited to import files, which the tally does not key, is
-    counted from its pairs."""
+    """The work the study's pool still needs (the pre-launch check takes these figures); None
+    figures for a kind not counted here. One statement: a validation pool's sums are the pair
+    tally's (sized by its keys, not the pairs) but for a pool limited to import files, which the
+    tally does not key."""
     kind = of_study.task_kind
     if kind in (TaskKind.VALIDATION, TaskKind.MPE_JUDGMENT):
         genres, sources = pool_limits(of_study)
@@ -350,12 +304,7 @@ def what_is_left(of_study: Study) -> dict[str, Any]:
                 units=Coalesce(Sum(LABELS_PER_PAIR - F("label_count"), output_field=IntegerField()), 0),
             )
         else:
-            queued = PairTally.objects.filter(
-                dataset_id=of_study.dataset_id,
-                needs_validation=True,
-                stopped_early=False,
-                label_count__lt=LABELS_PER_PAIR,
-            )
+            queued = PairTally.objects.filter(dataset_id=of_study.dataset_id, **WANTING_LABELS)
             if genres:
                 queued = queued.filter(genre_id__in=genres)
             missing = F("n") * (LABELS_PER_PAIR - F("label_count"))
@@ -379,12 +328,8 @@ def what_is_left(of_study: Study) -> dict[str, Any]:
 
 
 def crowd_figures(of_study: Study) -> dict[str, Any]:
-    """Where the study's sessions got to (`session_funnel`), its time per task and per session, its
-    live claims, its arrivals by market check (with the latest refused) and its consent answers and
-    withdrawals: read over the study's sessions and claims, so sized by its crowd, and neither
-    money nor a pre-launch check. Figures of the figure cache: computed at most once per few
-    seconds per study, and on a large corpus shown as last computed while a task recomputes them
-    (`dashboard.figure_cache.cached_for_study`)."""
+    """The figures sized by the study's crowd that are neither money nor a pre-launch check: the
+    figure cache's (`cached_for_study`)."""
     return cached_for_study("study-crowd", of_study.pk, lambda: _crowd_figures(of_study))
 
 
@@ -409,14 +354,9 @@ def _crowd_figures(of_study: Study) -> dict[str, Any]:
 
 
 def overview(of_study: Study) -> dict[str, Any]:
-    """Everything the study page shows of its sessions, pool, money, consent and arrivals; the
-    pre-launch check takes its `left` (`launch_check(wanted=)`) and the consent's sheet. The crowd's
-    figures (the funnel's sessions, the times and the hourly pay from them, the live claims, the
-    arrivals' checks, the consent answers and withdrawals) are the figure cache's
-    (`crowd_figures`); what must be exact at once is read on every request, whatever the study's
-    size: the tasks by where their money stands and the bonuses owed, approved and paid (so a
-    payment or a hold's decision shows at once), what the pool still wants and the information
-    sheet (both read by the pre-launch check)."""
+    """Everything the study page shows; the pre-launch check takes its `left` and the consent's
+    sheet. The crowd's figures are the cache's (`crowd_figures`); money, the pool and the sheet are
+    read on every request, so a payment or a hold's decision shows at once."""
     crowd = crowd_figures(of_study)
     connection = connection_of(of_study)
     counts = {**crowd["sessions"], **task_money(of_study)}
@@ -436,8 +376,7 @@ def overview(of_study: Study) -> dict[str, Any]:
         "arrival_checks": ArrivalChecks(
             connection.get_market_display() if connection else "", crowd["arrival_counts"], crowd["refused_arrivals"]
         ),
-        # Without a connection the server never hears that anything was paid: the page says so
-        # (read with the funnel: a study without sessions has no money to speak of).
+        # Without a connection the server never hears that anything was paid: the page says so.
         "has_market_connection": counts.pop("market_connected") > 0,
         "costs": costs(
             of_study,
@@ -449,7 +388,6 @@ def overview(of_study: Study) -> dict[str, Any]:
 
 
 def session_status(row: Mapping[str, Any]) -> str:
-    """One word for where a session stands, in the funnel's terms."""
     if row["completed_at"] is not None:
         return "held" if row["hold_texts"] else "completed"
     reason = row["closed_reason"] or ""
@@ -464,9 +402,8 @@ def session_status(row: Mapping[str, Any]) -> str:
 
 
 def session_rows(of_study: Study) -> Iterator[list[Any]]:
-    """The study's sessions for the CSV, in SESSION_CSV_COLUMNS order, oldest first; one statement,
-    read in chunks. Participants are pseudonyms (`p<n>`, by first arrival in the study): the file
-    names no market id, so it can travel with the data."""
+    """The sessions for the CSV, oldest first. Participants are pseudonyms (`p<n>`, by first
+    arrival): the file names no market id, so it can travel with the data."""
     rows = (
         counted_sessions(of_study)
         .annotate(claimed=_claimed(of_study), hold_texts=hold_texts())

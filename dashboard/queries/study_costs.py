@@ -19,8 +19,7 @@ from .costs import Money, sum_of_amounts
 
 @dataclass
 class CauseCost:
-    """One cause's bonuses: owed (no payer holds them), approved (sent to the market by its API or
-    a downloaded file, not confirmed) and paid (confirmed: the ledger's paid rows)."""
+    """One cause's bonuses: owed (no payer holds them), approved (sent, not confirmed) and paid."""
 
     cause: bonuses.BonusCause
     earned: int = 0
@@ -31,10 +30,8 @@ class CauseCost:
 
 @dataclass
 class StudyCosts:
-    """The study's money as the cost page counts it (dashboard.queries.costs.StudyCost): tasks and
-    bonuses of sessions whose code is held and not decided are apart (`held_*`), neither spent nor
-    owed until a researcher decides; a refused hold's are in no figure. A bonus the market
-    confirmed paid is spent whatever its session's hold (the money was sent)."""
+    """The study's money as the cost page counts it (dashboard.queries.costs.StudyCost); a bonus
+    the market confirmed paid is spent whatever its session's hold (the money was sent)."""
 
     tasks: int
     task_money: Money
@@ -42,8 +39,7 @@ class StudyCosts:
     held_tasks: int = 0
     held_task_money: Money = field(default_factory=Money)
     bonuses_held: Money = field(default_factory=Money)
-    # `tasks` split by where their money stands (task_payment_states), and the tasks of sessions
-    # still running, which owe nothing until their code.
+    # `tasks` split by where their money stands (task_payment_states).
     task_counts: dict[str, int] = field(default_factory=dict)
     task_amounts: dict[str, Money] = field(default_factory=dict)
 
@@ -83,10 +79,8 @@ class StudyCosts:
 
 
 def costs(of_study: Study, tasks: int, held_tasks: int = 0, task_counts: Mapping[str, int] | None = None) -> StudyCosts:
-    """Tasks at the study's payment (`tasks` whose money may go, `held_tasks` waiting for a
-    decision, `task_counts` by task_payment_states), and the ledger's bonuses by cause: earned,
-    owed (`quality.bonuses.payable`, the one rule of what money may go, and held by no payer),
-    approved (sent to the market, not confirmed), paid and held (one GROUP BY)."""
+    """Tasks at the study's payment, and the ledger's bonuses by where they stand (one GROUP BY;
+    owed is `quality.bonuses.payable`, the one rule of what money may go)."""
     unpaid = Q(kind=BonusKind.EARNED, payment__isnull=True)
     sent = Q(market_payment__state__in=IN_FLIGHT)
     rows = (

@@ -12,8 +12,7 @@ from ..figure_cache import cached, refreshable
 
 
 def label_count_distribution(scope: Scope = EVERYTHING) -> list[tuple[int, int]]:
-    """Pairs by labels so far (1–5), summed from the maintained aggregates (corpus.tallies keeps
-    pairs by label_count): a few hundred rows, not a scan of the pairs."""
+    """Pairs by labels so far (1–5), summed from the maintained tallies, not a scan of the pairs."""
     counts: dict[int, int] = {}
     # Over the pairs the agreement figures cover (every dataset: the three-way ones), so the tiles add up.
     for labels, n in tallies.pair_counts(scope, by=("label_count",), scheme=labels_scheme_of_scope(scope)):

@@ -30,11 +30,8 @@ def workers_overview(scope: Scope = EVERYTHING, *, sort: str = DEFAULT_SORT) -> 
 
 
 def authorship_figures(scope: Scope = EVERYTHING) -> dict[str, Any]:
-    """How the scope's hypotheses were written, over every writer (authorship app): the typing
-    flags' share per study and day, the writers with most copies and the largest groups of copies.
-    Aggregates over every written sentence of the scope, so a figure of the figure cache: computed
-    at most once per few seconds, and on a large corpus shown as last computed while a task
-    recomputes it (`dashboard.figure_cache`)."""
+    """How the scope's hypotheses were written (typing flags per study and day, copies): aggregates
+    over every written sentence of the scope, so the figure cache's."""
     return cached("worker-authorship", scope, lambda: _authorship_figures(scope))
 
 
@@ -48,10 +45,8 @@ def _authorship_figures(scope: Scope) -> dict[str, Any]:
 
 
 def typing_of_writers(worker_ids: Sequence[int], scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
-    """How the page's writers typed their hypotheses (`authorship.selectors.typing_flags_by_worker`,
-    of the studies of `scope`). Summed from the maintained typing tally and sense scores, which every
-    writing submit moves: a figure of the figure cache per page of writers, computed at most once
-    per few seconds, as the page's authorship figures are."""
+    """How the page's writers typed their hypotheses (`authorship.selectors.typing_flags_by_worker`):
+    the figure cache's, per page of writers."""
     ids = list(worker_ids)
     if not ids:
         return {}
@@ -60,11 +55,8 @@ def typing_of_writers(worker_ids: Sequence[int], scope: Scope = EVERYTHING) -> d
 
 
 def correlated_groups(scope: Scope = EVERYTHING) -> list[dict[str, Any]]:
-    """The correlated groups of the latest finished aggregation run of each dataset in scope
-    (`quality.correlated_runs`), as the page shows them: plain rows. The runs are asked on every
-    request; their groups are kept in the figure cache per set of runs, because a finished run's
-    groups never change: a newer run is another set, and a participant's removal makes every kept
-    figure out of date."""
+    """The correlated groups of the latest finished aggregation run of each dataset in scope, as
+    plain rows: kept in the figure cache per set of runs, as a finished run's groups never change."""
     run_ids = latest_run_ids(scope)
     if not run_ids:
         return []

@@ -1,7 +1,5 @@
-"""Sections of the artifacts app on existing dashboard pages (corpus, training run, workers).
-
-Inclusion tags, so those pages' views stay as they are: a page adds one line to its template.
-"""
+"""Sections of the artifacts app on existing dashboard pages (corpus, training run, workers), as
+inclusion tags: those pages' views stay as they are."""
 
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +19,7 @@ register = template.Library()
 
 @register.inclusion_tag("artifacts/_tags_section.html")
 def phenomenon_tags_section(scope: "Scope | None") -> dict[str, Any]:
-    return {
-        "figures": corpus_queries.phenomenon_tags(scope.within if scope else EVERYTHING),
-        "scope": scope,
-    }
+    return {"figures": corpus_queries.phenomenon_tags(scope.within if scope else EVERYTHING), "scope": scope}
 
 
 @register.inclusion_tag("artifacts/_run_section.html")

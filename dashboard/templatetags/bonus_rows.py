@@ -1,12 +1,6 @@
-"""The bonus page's long lists, each row written in one step.
-
-The discretionary bonus form lists every participant of the study and the pay form every unpaid
-bonus (hundreds each), beside a page of unpaid bonuses and a page of workers: as template nodes
-each row's cells take a lookup, a filter and an escape apiece, most of the page's rendering (the
-`date` and `floatformat` filters go through the locale machinery: their formats are written here).
-Every text from the data is escaped as the template escaped it (`django.utils.html.escape` is
-`html.escape`, called directly: `format_html`'s check of each argument for laziness costs as
-much as the template on these lists).
+"""The bonus page's long lists (hundreds of rows), each row written in one step: as template nodes
+they were most of the page's rendering. Every text from the data is escaped as the template escaped
+it (`html.escape`, called directly: `format_html`'s laziness checks cost as much as the template).
 """
 
 from collections.abc import Iterable, Mapping
@@ -74,8 +68,6 @@ def _marks(marks: Iterable[str]) -> str:
 
 @register.simple_tag
 def unpaid_bonus_rows(entries: Iterable[UnpaidLine]) -> SafeString:
-    """The `<tr>` of each unpaid bonus of the page: its worker (and their marks), market, session,
-    what it was for, its pair, amount and when it was earned."""
     return mark_safe(
         "".join(
             f'\n        <tr data-bonus="{entry.pk}"><td>{escape(str(entry.worker))}{_marks(entry.marks)}</td>'
@@ -121,6 +113,5 @@ def _worker_row(row: Mapping[str, Any]) -> str:
 
 @register.simple_tag
 def bonus_worker_rows(rows: Iterable[Mapping[str, Any]]) -> SafeString:
-    """The `<tr>` of each worker of the page (`quality.bonuses.worker_totals`' rows with their
-    `marks`): catch trials seen and matched, accuracy, and the money earned, paid, held and unpaid."""
+    """The `<tr>` of each worker of the page (`quality.bonuses.worker_totals`' rows with their `marks`)."""
     return mark_safe("".join(_worker_row(row) for row in rows))

@@ -55,9 +55,7 @@ def thousands(value: SupportsInt | str | None) -> str:
 
 @register.filter
 def get(mapping: Mapping[Any, Any] | None, key: Any) -> Any:
-    if not mapping:
-        return None
-    return mapping.get(key)
+    return mapping.get(key) if mapping else None
 
 
 register.filter("share", ratio)

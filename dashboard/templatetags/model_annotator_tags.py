@@ -1,7 +1,5 @@
-"""Sections of the model annotators app on existing dashboard pages (workers, adjudication).
-
-Inclusion and simple tags, so those pages' views stay as they are: a page adds a line to its template.
-"""
+"""Sections of the model annotators app on existing dashboard pages (workers, adjudication), as
+tags: those pages' views stay as they are."""
 
 from typing import Any
 

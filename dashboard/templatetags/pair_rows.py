@@ -1,8 +1,5 @@
-"""The pair browser's label lists, written in one step per pair.
-
-A page shows 50 pairs of five labels or more: as template nodes each label's chip, role and
-worker take a dozen lookups and escapes, and its 250 labels most of the page's rendering.
-"""
+"""The pair browser's label lists, written in one step per pair: as template nodes a page's 250
+labels were most of its rendering."""
 
 from collections.abc import Sequence
 

@@ -1,11 +1,6 @@
-"""The workers page's two tables, each row written in one step.
-
-A page shows 100 workers and 100 quality rows: as template nodes each row's dozen cells take a
-lookup, a filter and an escape apiece, and the two tables were most of the page's rendering. The
-cells are the page's number formats (`dashboard_tags`); every text from the data (names, markets,
-flags and their reasons) is escaped as the template escaped it (`django.utils.html.escape` is
-`html.escape`), called directly: `format_html` checks each argument for laziness, which on two
-hundred rows of a dozen cells cost as much as the template did.
+"""The workers page's two tables, each row written in one step: as template nodes they were most
+of the page's rendering. Every text from the data is escaped as the template escaped it
+(`html.escape`, called directly: `format_html`'s laziness checks cost as much as the template).
 """
 
 from collections.abc import Collection, Iterable, Mapping
@@ -72,8 +67,6 @@ def _worker_row(row: Mapping[str, Any], urls: Mapping[str, str]) -> str:
 
 @register.simple_tag
 def worker_table_rows(rows: Iterable[Mapping[str, Any]]) -> SafeString:
-    """The `<tr>` of each row of the workers table (`dashboard.worker_table` rows with their
-    `typing` and `writing_checks`), linked to the admin's worker, pairs, labels and typing records."""
     urls = {
         "workers": reverse("admin:corpus_worker_changelist"),
         "pairs": reverse("admin:corpus_pair_changelist"),
@@ -130,8 +123,7 @@ def _quality_row(row: WorkerQuality, excluded: Collection[int]) -> str:
 
 @register.simple_tag
 def quality_table_rows(rows: Iterable[WorkerQuality], excluded: Collection[int]) -> SafeString:
-    """The `<tr>` of each worker-quality row (`quality.selectors.WorkerQuality`): its figures, its
-    flags with their reasons, a box to select it, and "excluded" for the workers in `excluded`."""
+    """The `<tr>` of each worker-quality row, "excluded" marked for the workers in `excluded`."""
     return mark_safe("\n".join(_quality_row(row, excluded) for row in rows))
 
 
@@ -160,8 +152,7 @@ def _cluster_writers(writers: Iterable[Mapping[str, Any]]) -> str:
 
 @register.simple_tag
 def copy_cluster_rows(clusters: Iterable[Mapping[str, Any]]) -> SafeString:
-    """The `<tr>` of each largest group of copies (`authorship.selectors.copy_clusters`): its first
-    sentence, its size, and the ids that wrote it (sentences, sessions)."""
+    """The `<tr>` of each largest group of copies (`authorship.selectors.copy_clusters`)."""
     return mark_safe(
         "".join(
             f'<tr data-cluster="{cluster["root"]}"><td>{escape(str(cluster["text"]))}</td>'

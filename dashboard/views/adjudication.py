@@ -14,8 +14,7 @@ from validation import adjudication
 
 from .common import Scope, redirect_back, render_page, researcher_required
 
-# Pairs of a queue shown at once, oldest first; later ones a page further (each pair is
-# a form of its own, and rendering them all would be most of a cold page).
+# Pairs of a queue shown at once (each is a form of its own: all of them were most of a cold page).
 QUEUE_SHOWN = 25
 # The session key of this researcher's last decision: the page's undo (the u key and its link).
 LAST_DECISION = "adjudication_last_decision"

@@ -1,8 +1,5 @@
-"""Researcher pages of adversarial studies: the rounds and their figures, closing a round, the export.
-
-Researchers only; workers get 403 and anonymous visitors the login page. The rounds are the
-adversarial app's (`adversarial.rounds` closes and advances them, `adversarial.selectors` reads them).
-"""
+"""Researcher pages of adversarial studies: the rounds and their figures, closing a round, the
+export. The rounds are the adversarial app's (`adversarial.rounds`, `adversarial.selectors`)."""
 
 from django.conf import settings
 from django.contrib import messages

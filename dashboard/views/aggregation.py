@@ -28,8 +28,7 @@ METHOD_NAMES = {"dawid_skene": "Dawid–Skene", "mace": "MACE", "glad": "GLAD"}
 @researcher_required
 @require_http_methods(["GET", "POST"])
 def aggregation(request: HttpRequest) -> HttpResponseBase:
-    # Only the datasets of the teams where the user may research: another team's slug in a POST is
-    # as unknown as a made-up one, and the form never lists it.
+    # Only the teams' datasets where the user may research: another team's slug is as unknown as a typo.
     datasets = access.kept(all_datasets(), request.user, access.RESEARCH)
     if request.method == "POST":
         dataset = next((d for d in datasets if d.slug == request.POST.get("dataset")), None)

@@ -85,16 +85,14 @@ class Scope:
         self.datasets = access.in_teams(every_dataset, self.teams)
         slug = params.get("dataset", "")
         self.dataset = next((d for d in self.datasets if d.slug == slug), None)
-        # The datasets the page's figures add up (`within`), and whether they are every dataset
-        # there is (then no figure needs to look up which dataset a row is of).
+        # Whether they are every dataset there is: then no figure looks up which dataset a row is of.
         self.within_datasets = [self.dataset] if self.dataset else self.datasets
         self.holds_every_dataset = len(self.within_datasets) == len(every_dataset)
         split = params.get("split", "")
         self.with_split = with_split
         self.splits = [choice.value for choice in Split]
         self.split = split if with_split and split in self.splits else None
-        # What the page's figures add up, built once for every selector the page asks: the dataset
-        # chosen, else every dataset of the user's teams; and the page's split.
+        # What the page's figures add up, built once for every selector the page asks.
         self.within = CorpusScope.figures_of(self.dataset, self.teams, self.split)
         # Every dataset of the user's teams, a dataset chosen or not, every split: figures of shared
         # workers that are not kept per dataset (typing, copies) are of the teams' studies and pairs.
@@ -135,8 +133,7 @@ def polled_ids(request: HttpRequest) -> list[int]:
 def progress_json(
     request: HttpRequest, rows: Iterable[Any], template: str, name: str, finished: Collection[str] = ("done", "failed")
 ) -> JsonResponse:
-    """Live progress of a list of jobs: each row's status and progress, and the row re-rendered
-    (`template` with the row as `name`)."""
+    """Each job's status and progress, and its row re-rendered (`template` with the row as `name`)."""
     return JsonResponse(
         {
             "items": [

@@ -1,6 +1,5 @@
-"""The cost page: what the studies spent, what it bought, and what the rest will cost.
-
-Thin: every figure is read in `dashboard.queries.costs`."""
+"""The cost page: what the studies spent, what it bought, and what the rest will cost (every
+figure is read in `dashboard.queries.costs`)."""
 
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase

@@ -33,12 +33,7 @@ from validation import services as validation_services
 from .common import polled_ids, progress_json, render_page, researcher_required
 
 # The premise form's choices: a writing study serves only premises with a split.
-PREMISE_SPLITS = [
-    ("train", "train"),
-    ("dev", "dev"),
-    ("test", "test"),
-    ("", "none yet (assign splits below)"),
-]
+PREMISE_SPLITS = [("train", "train"), ("dev", "dev"), ("test", "test"), ("", "none yet (assign splits below)")]
 PREMISE_FORMATS = [("auto", "from the file"), ("text", "plain text"), ("jsonl", "JSON lines")]
 PREMISE_CHOICES = ("genre", "dataset", "split", "format")
 ROW_TEMPLATES = {"premises": "dashboard/_premise_import_row.html", "pairs": "dashboard/_corpus_import_row.html"}
@@ -109,7 +104,6 @@ def imports(request: HttpRequest) -> HttpResponseBase:
 @researcher_required
 @require_GET
 def imports_progress(request: HttpRequest, kind: str) -> HttpResponseBase:
-    """Live progress for one list of imports: the rows re-rendered, as the snapshot list does."""
     if kind not in ROW_TEMPLATES:
         return JsonResponse({"detail": f"unknown kind {kind!r}; one of {', '.join(ROW_TEMPLATES)}"}, status=400)
     rows = queries.imports_by_id(kind, polled_ids(request), scope=_teams_datasets(request))
@@ -117,17 +111,13 @@ def imports_progress(request: HttpRequest, kind: str) -> HttpResponseBase:
 
 
 def _teams_datasets(request: HttpRequest) -> Scope:
-    """The imports a user sees: those into their teams' datasets (teams.access; every one for a
-    superuser). Another team's import is as unknown as a missing one."""
+    """Imports into the user's teams' datasets: another team's is as unknown as a missing one."""
     return Scope.of_teams(access.figure_teams(request.user))
 
 
 def _last_choices(request: HttpRequest) -> dict[str, str]:
     """The premise form's last choices, so that the form is not reset after each upload."""
-    last = {name: request.GET.get(name, "") for name in PREMISE_CHOICES}
-    if "split" not in request.GET:
-        last["split"] = "train"
-    return last
+    return {name: request.GET.get(name, "train" if name == "split" else "") for name in PREMISE_CHOICES}
 
 
 def _with_last_choices(request: HttpRequest) -> str:

@@ -1,7 +1,6 @@
-"""Model annotators on the dashboard: register one (a finished training run, or an
-OpenAI-compatible endpoint), start its labelling or writing-check job and follow it, and set a
-study's uses. Every row is the user's teams' (teams/access.py: foreign ids answer 404); the writes
-are model_annotators.services', audited there."""
+"""Model annotators on the dashboard: register one, start its jobs and follow them, set a study's
+uses. Every row is the user's teams' (foreign ids answer 404); the writes are
+model_annotators.services', audited there."""
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError

@@ -42,15 +42,12 @@ def mpe(request: HttpRequest) -> HttpResponseBase:
     sets = []
     for dataset in queries.multi_premise_datasets(scope.within):
         one = CorpusScope.of_dataset(dataset, scope.split)
-        stats = mpe_statistics(one)
-        queue = list(adjudication_queue(one)[:QUEUE_SHOWN])
-        overlap = queries.highest_overlap(dataset)
         sets.append(
             {
                 "dataset": dataset,
-                "stats": stats,
-                "queue": queue,
-                "overlap": overlap,
+                "stats": mpe_statistics(one),
+                "queue": list(adjudication_queue(one)[:QUEUE_SHOWN]),
+                "overlap": queries.highest_overlap(dataset),
                 "paper": PAPER_FIGURES.get(scope.split or "", {}),
                 "spe": queries.premise_labels(dataset, scope.split),
             }

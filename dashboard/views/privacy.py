@@ -31,8 +31,6 @@ def privacy_page(request: HttpRequest) -> HttpResponseBase:
     market_id = request.GET.get("market_id", "").strip()
     found = _found(request, market_id, access.RESEARCH) if market_id else None
     teams = access.team_ids(request.user)
-    since_each = erasures_since_each_snapshot(teams, SNAPSHOTS_SHOWN)
-    recent = erasures_since(teams, None)[:50]
     return render_page(
         request,
         "dashboard/privacy.html",
@@ -41,8 +39,8 @@ def privacy_page(request: HttpRequest) -> HttpResponseBase:
         searched=bool(market_id),
         participant=found[0] if found else None,
         team_id=found[1] if found else None,
-        since_each=since_each,
-        erasures=recent,
+        since_each=erasures_since_each_snapshot(teams, SNAPSHOTS_SHOWN),
+        erasures=erasures_since(teams, None)[:50],
     )
 
 
@@ -72,12 +70,7 @@ def participant_erase(request: HttpRequest) -> HttpResponseBase:
         return redirect("dashboard:privacy")
     worker, team_id = found
     try:
-        record = erase_participant(
-            worker,
-            team_id=team_id,
-            by=request.user,
-            reason=request.POST.get("reason", ""),
-        )
+        record = erase_participant(worker, team_id=team_id, by=request.user, reason=request.POST.get("reason", ""))
     except ParticipantNotFound as refusal:
         messages.error(request, str(refusal))
         return redirect("dashboard:privacy")

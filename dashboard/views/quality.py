@@ -1,7 +1,5 @@
-"""Quality pages: the researcher labelling page, the bonus ledger, and excluding workers.
-
-Thin: the rules are in `quality.services`, `quality.bonuses` and `quality.selectors`.
-"""
+"""Quality pages: the researcher labelling page, the bonus ledger, and excluding workers; the rules
+are in `quality.services`, `quality.bonuses` and `quality.selectors`."""
 
 from decimal import Decimal
 from typing import Any
@@ -31,8 +29,7 @@ from validation.forms import CHOICES, KEYS
 from .common import Scope, found, render_page, researcher_required
 from .study import study_or_404
 
-# Rows of the unpaid list and of the per-worker list shown at once (both grow with the
-# crowd; the pay form still lists every unpaid bonus, so "mark paid" pays what the files pay).
+# Rows of the unpaid and per-worker lists shown at once; the pay form still lists every unpaid bonus.
 BONUS_ROWS_PER_PAGE = 25
 
 
@@ -116,27 +113,19 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     # A study asked for by name shows its own bonuses or says it has none: never another study's
     # list and its "mark paid" button.
     study = next((s for s in studies if s.slug == asked), None if asked else (studies[0] if studies else None))
-    # The one 'owed' rule (markets.selectors): bonuses the market's API is paying are in flight,
-    # in no file and not on the "mark paid" form.
+    # Bonuses the market's API is paying are in flight: in no file, not on the "mark paid" form.
     money = market_selectors.bonus_page_money(study) if study else {}
     # Plain rows of the columns shown (quality.bonus_lines): the pay form lists every unpaid bonus.
     unpaid: list[UnpaidLine] = unpaid_lines(money["confirmable"]) if study else []
-    # Bonuses of sessions whose code is held wait apart, in no file, until the hold is decided; the
-    # study's summary row (`study_summaries`) counts them, and none there is none to list.
+    # Held codes' bonuses wait apart until the hold is decided; none in the summary row, none to list.
     summary: Any = study
     held = list(bonuses.held_back(study)) if study and summary.held_count else []
     # The money per worker is the ledger's now; the catch figures beside it are the figure cache's.
     totals = bonuses.worker_totals(study, queries.bonus_catch_standings(study)) if study else []
-    # Excluded and flagged workers are marked on both lists, so none is paid unseen; the
-    # flags are the maintained rows' (made sure of first), and the page says when they were computed.
+    # Excluded and flagged workers are marked on both lists, so none is paid unseen.
     flags_as_of = queries.bonus_flags_as_of() if study else None
-    marks = (
-        queries.bonus_marks(
-            [entry.worker_id for entry in unpaid] + [row["id"] for row in totals], team_id=study.dataset.team_id
-        )
-        if study
-        else {}
-    )
+    shown_workers = [entry.worker_id for entry in unpaid] + [row["id"] for row in totals]
+    marks = queries.bonus_marks(shown_workers, team_id=study.dataset.team_id) if study else {}
     for entry in unpaid:
         entry.marks = marks.get(entry.worker_id, [])
         entry.cause = bonuses.cause_of(entry.reason)
@@ -156,7 +145,6 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         unpaid_total=bonuses.money(sum((entry.amount for entry in unpaid), Decimal(0))),
         totals=totals,
         totals_page=totals_page,
-        # Each bonus by what it was for, and which market file pays it (or why none does).
         unpaid_causes=bonuses.unpaid_by_cause(unpaid),
         accounts=bonuses.market_accounts(unpaid),
         in_flight_api=money.get("api", []),
@@ -179,18 +167,15 @@ def bonus_export(request: HttpRequest, slug: str, market: str) -> HttpResponse:
     study = study_or_404(request, slug, access.MONEY)
     if market not in bonuses.PAYMENT_FILES:
         raise Http404("Exports: prolific, mturk or left-out.")
+    write, name = {
+        "prolific": (bonuses.prolific_bulk_bonus_csv, "prolific-bulk-bonus"),
+        "mturk": (bonuses.mturk_bonus_csv, "mturk-bonus"),
+        "left-out": (bonuses.left_out_csv, "bonuses-in-no-market-file"),
+    }[market]
     # Downloading a market's file claims its bonuses: the pay button leaves them to the researcher.
-    entries = market_payments.claim_for_file(study, market)
-    if market == "prolific":
-        body, name = bonuses.prolific_bulk_bonus_csv(entries), f"{slug}-prolific-bulk-bonus.csv"
-    elif market == "mturk":
-        body, name = bonuses.mturk_bonus_csv(entries), f"{slug}-mturk-bonus.csv"
-    elif market == "left-out":
-        body, name = bonuses.left_out_csv(entries), f"{slug}-bonuses-in-no-market-file.csv"
-    else:
-        raise Http404("Exports: prolific, mturk or left-out.")
+    body = write(market_payments.claim_for_file(study, market))
     response = HttpResponse(body, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["Content-Disposition"] = f'attachment; filename="{slug}-{name}.csv"'
     return response
 
 
@@ -240,7 +225,6 @@ def _bonus_recipient(study: Study, chosen: str, typed: str) -> tuple[StudySessio
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def bonus_give(request: AuthenticatedRequest, slug: str) -> HttpResponse:
-    """A discretionary bonus to one session's worker, with its reason."""
     study = study_or_404(request, slug, access.MONEY)
     session, problem = _bonus_recipient(study, request.POST.get("session", ""), request.POST.get("participant", ""))
     if session is None:

@@ -56,8 +56,7 @@ def snapshots(request: HttpRequest) -> HttpResponseBase:
         else:
             snapshot = queries.snapshot(snapshot.pk) or snapshot  # in embedded mode the export has already run
             messages.success(
-                request,
-                f"Snapshot {snapshot.pk} of {', '.join(chosen) or 'all datasets'} is {snapshot.status}.",
+                request, f"Snapshot {snapshot.pk} of {', '.join(chosen) or 'all datasets'} is {snapshot.status}."
             )
         return redirect("dashboard:snapshots")
     recent = access.scoped(queries.snapshots(), request.user)[:SNAPSHOTS_SHOWN]
@@ -132,6 +131,5 @@ def release_file(request: HttpRequest) -> HttpResponseBase:
 @researcher_required
 @require_GET
 def snapshots_progress(request: HttpRequest) -> HttpResponseBase:
-    """Live progress for the snapshot list: status, progress and the row re-rendered."""
     found = access.scoped(queries.snapshots(polled_ids(request)), request.user)
     return progress_json(request, found, "dashboard/_snapshot_row.html", "snapshot")

@@ -1,7 +1,5 @@
-"""The study pages: every study with its sessions, and one page per study with
-its funnel, times, pay, live claims, what is left and costs; the sessions as a CSV.
-
-Thin: every figure is read in `dashboard.queries.study`."""
+"""The study pages: every study with its sessions, and one page per study; the sessions as a CSV.
+Every figure is read in `dashboard.queries.study`."""
 
 from collections.abc import Iterator
 
@@ -43,8 +41,7 @@ def studies(request: HttpRequest) -> HttpResponseBase:
 @researcher_required(post_permission=CHANGE_STUDY)
 @require_http_methods(["GET", "POST"])
 def study_setup(request: HttpRequest, slug: str | None = None) -> HttpResponseBase:
-    """A new study (`slug` None) or a study's settings, on the dashboard: the
-    admin's form rules; saved, the study's page opens on its pre-launch check."""
+    """A new study (`slug` None) or a study's settings; saved, its page opens on its pre-launch check."""
     study = None if slug is None else study_or_404(request, slug, access.RESEARCH)
     if request.method == "POST":
         form = StudySetupForm(request.POST, instance=study, user=request.user)

@@ -27,8 +27,9 @@ def _team(request: AuthenticatedRequest, slug: str) -> Team:
     return team
 
 
-def _membership(team: Team, membership_id: int) -> Membership:
-    return found(selectors.membership_in(team, membership_id), "No such member in this team.")
+def _member(request: AuthenticatedRequest, slug: str, membership_id: int) -> tuple[Team, Membership]:
+    team = _team(request, slug)
+    return team, found(selectors.membership_in(team, membership_id), "No such member in this team.")
 
 
 def _members_page(request: AuthenticatedRequest, team: Team, *, status: int = 200, **extra: Any) -> HttpResponseBase:
@@ -83,8 +84,7 @@ def team_invite(request: AuthenticatedRequest, slug: str) -> HttpResponseBase:
 @researcher_required
 @require_POST
 def team_member_role(request: AuthenticatedRequest, slug: str, membership_id: int) -> HttpResponseBase:
-    team = _team(request, slug)
-    membership = _membership(team, membership_id)
+    team, membership = _member(request, slug, membership_id)
     name = membership.user.get_username()
     try:
         changed = membership_changes.set_member_role(membership, request.POST.get("role", ""), actor=request.user)
@@ -99,8 +99,7 @@ def team_member_role(request: AuthenticatedRequest, slug: str, membership_id: in
 @researcher_required
 @require_POST
 def team_member_remove(request: AuthenticatedRequest, slug: str, membership_id: int) -> HttpResponseBase:
-    team = _team(request, slug)
-    membership = _membership(team, membership_id)
+    team, membership = _member(request, slug, membership_id)
     name = membership.user.get_username()
     try:
         membership_changes.remove_member(membership, actor=request.user)

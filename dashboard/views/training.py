@@ -61,7 +61,6 @@ def training(request: HttpRequest) -> HttpResponseBase:
 @researcher_required(post_permission=LAUNCH_TRAINING)
 @require_POST
 def training_cancel(request: HttpRequest, run_id: int) -> HttpResponseBase:
-    """Cancel a queued or running run (modeling.training.services.cancel_training_run)."""
     access.checked(
         queries.training_run(run_id), request.user, access.RESEARCH, "snapshot__team", "No such training run."
     )

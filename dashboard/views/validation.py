@@ -64,17 +64,12 @@ def validation(request: HttpRequest) -> HttpResponseBase:
         ("-", "no consensus (five labels, no 3 agree)", no_consensus),
         ("-", "no gold label yet (fewer than five labels, no 3 agree so far)", no_gold_yet),
     ]
-    short = {
-        "pairs": fewer_than_five,
-        "without_gold": no_gold_yet,
-        "with_gold": fewer_than_five - no_gold_yet,
-    }
+    short = {"pairs": fewer_than_five, "without_gold": no_gold_yet, "with_gold": fewer_than_five - no_gold_yet}
     names = genre_names()
     # Under an adaptive stopping rule only contested pairs take five labels: κ over them is the
     # agreement of the hard pairs, so the page leads with α (docs/statistics.md, "α beside κ").
     stopping = overview.get("stopping") or {}
-    # The rules other than fixed in scope: one small read, not cached, so a researcher who changes
-    # the rule sees the page follow at once.
+    # Not cached, so a researcher who changes the rule sees the page follow at once.
     rules = adaptive_stopping_in_scope(scope.within)
     alpha = agreement.get("krippendorff_alpha") or {}
     alphas = [
@@ -116,8 +111,7 @@ def validation(request: HttpRequest) -> HttpResponseBase:
 
 @researcher_required
 def agreement_csv(request: HttpRequest, table: str) -> HttpResponseBase:
-    """One agreement table of the page's scope as CSV: the same figures as
-    /api/validation/agreement/."""
+    """One agreement table of the page's scope as CSV: the same figures as /api/validation/agreement/."""
     if table not in TABLES:
         raise Http404(f"No table {table!r}; one of {', '.join(TABLES)}.")
     scope = Scope(request)

@@ -25,10 +25,8 @@ def workers(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
     rows, sort = queries.workers_overview(scope.within, sort=request.GET.get("sort", "-pairs_written"))
     page = Paginator(rows, WORKERS_PER_PAGE).get_page(request.GET.get("page"))
-    # How each writer's hypotheses were typed (authorship app): flagged of those with a record.
     typing = queries.typing_of_writers([row["id"] for row in page.object_list], scope.teams_within)
     page.object_list = [{**row, "typing": typing.get(row["id"])} for row in page.object_list]
-    # The quality rows' page, with which of its workers are excluded in the scope's teams.
     quality_page, flags_as_of, excluded = worker_quality_page(scope.within, request.GET.get("qpage"), WORKERS_PER_PAGE)
     columns = [
         {
@@ -50,16 +48,11 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         columns=columns,
         sort=sort,
         worker_count=len(rows),
-        # Worker quality (quality/selectors.py): flagged workers first, then by labels given; a page
-        # of them (its own `qpage`), so the page's size does not grow with the crowd.
+        # A page of them (its own `qpage`), so the page's size does not grow with the crowd.
         quality=quality_page,
         flags_as_of=flags_as_of,  # the maintained rows' time: the figures may be a little older than the page
-        # The quality rows' workers excluded in the scope's teams; the teams the form acts in.
         excluded=excluded,
         exclusion_teams=access.teams_to_choose(request.user, access.RESEARCH),
-        # Typing flags per study and day; copies across writers, sessions and studies: per writer,
-        # and who shares what.
         **queries.authorship_figures(scope.teams_within),
-        # Correlated errors: groups of the latest aggregation runs, members and evidence.
         correlated_groups=queries.correlated_groups(scope.within),
     )

@@ -213,8 +213,8 @@ MUTANTS = [
     # --- one 'owed' rule for every payer ---
     Mutant(
         path="dashboard/views/quality.py",
-        old="entries = market_payments.claim_for_file(study, market)",
-        new="entries = list(bonuses.unpaid(study))",
+        old="body = write(market_payments.claim_for_file(study, market))",
+        new="body = write(list(bonuses.unpaid(study)))",
         tests=[OWED],
         behaviour="52.1: the payment file lists bonuses the API is paying and claims nothing (paid twice)",
     ),
@@ -224,13 +224,6 @@ MUTANTS = [
         new="        if False:\n            raise bonuses.PaymentRefused(",
         tests=[OWED],
         behaviour="52.1: 'mark paid' from a stale page marks bonuses the API is paying",
-    ),
-    Mutant(
-        path=PAYMENTS_PY,
-        old="payer=Payer.API, state=PaymentState.CLAIMED, lease_until__lt=now",
-        new="state=PaymentState.CLAIMED, lease_until__lt=now",
-        tests=[OWED],
-        behaviour="52.1: a downloaded file's claim is reaped as a stale lease, so the pay button pays the file's bonuses",
     ),
     Mutant(
         path=HAND_PAYMENTS_PY,
