@@ -1,6 +1,8 @@
 """Pairs counts its matches from what the page already read: a lone set of pair ids over every
 dataset and split is its own count, and so is a first page that holds every match."""
 
+from typing import Any
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -62,7 +64,7 @@ def test_a_lone_id_set_over_every_dataset_and_split_is_its_own_count(client, res
 def test_a_first_page_that_holds_every_match_is_their_count(client, researcher):
     corpus_in_two_datasets()
     client.force_login(researcher)
-    few = {"worker": "erin", "split": "dev"}
+    few: dict[str, Any] = {"worker": "erin", "split": "dev"}
     exact = matching_pairs(EVERYTHING, PairFilters(**few)).count()
     assert 0 < exact <= queries.PAGE_SIZE
     counting, shown, html = page(client, few)
@@ -72,7 +74,7 @@ def test_a_first_page_that_holds_every_match_is_their_count(client, researcher):
     counting, shown, _ = page(client, {**few, "after": first})
     assert len(counting) == 1 and shown == exact
     # More than a page: the bounded count.
-    many = {"worker": "erin", "writer": "alice"}
+    many: dict[str, Any] = {"worker": "erin", "writer": "alice"}
     exact = matching_pairs(EVERYTHING, PairFilters(**many)).count()
     assert exact > queries.PAGE_SIZE
     counting, shown, _ = page(client, many)
