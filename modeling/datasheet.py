@@ -15,7 +15,7 @@ from decimal import Decimal
 from statistics import median
 from typing import Any
 
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from artifacts.models import MonitorRefresh
 from corpus.agreement import fleiss_kappa_from_sums
@@ -61,11 +61,16 @@ def _payment(studies: Sequence[Study], seconds_per_label: float | None) -> list[
     return rows
 
 
-def median_seconds(labels: QuerySet[ValidationLabel]) -> float | None:
+# The labels whose seconds the median is taken of: known and not zero.
+TIMED = Q(seconds__isnull=False) & ~Q(seconds=0)
+
+
+def median_seconds(labels: QuerySet[ValidationLabel], *, timed_count: int | None = None) -> float | None:
     """statistics.median of the labels' seconds, unknown and zero left out (None when none is left),
-    from the middle one or two the database hands over: the same float, without reading every label."""
-    timed = labels.filter(seconds__isnull=False).exclude(seconds=0).order_by("seconds")
-    count = timed.count()
+    from the middle one or two the database hands over: the same float, without reading every label.
+    `timed_count`: how many of `labels` are TIMED, when the caller counted them already."""
+    timed = labels.filter(TIMED).order_by("seconds")
+    count = timed.count() if timed_count is None else timed_count
     if not count:
         return None
     middle = timed.values_list("seconds", flat=True)[(count - 1) // 2 : count // 2 + 1]
@@ -89,7 +94,9 @@ def snapshot_provenance(
     pair_ids = pairs.values("pk")
     labels = ValidationLabel.objects.filter(pair__in=pair_ids)
     validator_labels = labels.filter(position__gt=AUTHOR_POSITION)
-    seconds_per_label = median_seconds(validator_labels)
+    # One read of the validators' labels for both figures (COUNT DISTINCT leaves unknown workers out).
+    validators = validator_labels.aggregate(timed=Count("pk", filter=TIMED), workers=Count("worker", distinct=True))
+    seconds_per_label = median_seconds(validator_labels, timed_count=validators["timed"])
     of_pairs: Any = genre_ids if genre_ids is not None else pairs.values("premise__genre_id").order_by().distinct()
     genres = {
         genre.slug: {"name": genre.name, "family": genre.family.name, "matched": genre.is_training}
@@ -109,7 +116,7 @@ def snapshot_provenance(
         ],
         "genres": genres,
         "writers": pairs.exclude(author__isnull=True).aggregate(n=Count("author", distinct=True))["n"],
-        "validators": validator_labels.filter(worker__isnull=False).aggregate(n=Count("worker", distinct=True))["n"],
+        "validators": validators["workers"],
         "median_seconds_per_label": seconds_per_label,
         "payment": _payment(studies, seconds_per_label),
         "qualification": [

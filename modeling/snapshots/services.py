@@ -12,15 +12,16 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg2
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -241,6 +242,8 @@ def _team_of_request(user: Any, datasets: list[str]) -> tuple[int, list[str]]:
     return team_id, datasets
 
 
+T = TypeVar("T")
+
 EXPORT_TASK = "modeling.tasks.export_snapshot_task"
 
 
@@ -324,17 +327,28 @@ def _export_taken(
         # The pairs that exist now are the snapshot's: rows written meanwhile are not read.
         upper_id = pairs.order_by("-pk").values_list("pk", flat=True).first()
         counts = selectors.export_counts(snapshot.datasets, snapshot.filters, upper_id=upper_id)
-        files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme, upper_id, counts.rows)
-        if snapshot.filters.get(LABEL_ROWS_FILTER):
-            with _export_cursor() as cursor:
-                files.append(
-                    write_label_rows(
-                        snapshot.datasets, snapshot.filters, scheme, temp_dir, cursor=cursor, upper_id=upper_id
+
+        def manifest_records() -> tuple[dict[str, Any], dict[str, Any]]:
+            # The records a release's card needs that only the database holds, kept as they are now, so a
+            # release made later from this snapshot describes the same data.
+            return (
+                selectors.typing_evidence_of(snapshot.datasets, snapshot.filters, upper_id=upper_id),
+                snapshot_provenance(snapshot.datasets, snapshot.filters, upper_id=upper_id, genre_ids=counts.genre_ids),
+            )
+
+        with _read_alongside(manifest_records) as records:
+            files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme, upper_id, counts.rows)
+            if snapshot.filters.get(LABEL_ROWS_FILTER):
+                with _export_cursor() as cursor:
+                    files.append(
+                        write_label_rows(
+                            snapshot.datasets, snapshot.filters, scheme, temp_dir, cursor=cursor, upper_id=upper_id
+                        )
                     )
-                )
-        # Asked here, so that a process without the root's registration fails the export with its message.
-        writers = registered_extra_files.registered() if extra_files is None else extra_files
-        files += _write_extra_files(snapshot, temp_dir, writers, taken={f["name"] for f in files})
+            # Asked here, so that a process without the root's registration fails the export with its message.
+            writers = registered_extra_files.registered() if extra_files is None else extra_files
+            files += _write_extra_files(snapshot, temp_dir, writers, taken={f["name"] for f in files})
+            typing_evidence, provenance = records()
         manifest = snapshot_format.build_manifest(
             snapshot.pk,
             snapshot.datasets,
@@ -344,13 +358,9 @@ def _export_taken(
             label_scheme=scheme,
             gold_sources=counts.gold_sources,
             stopping_rules=counts.stopping_rules,
-            typing_evidence=selectors.typing_evidence_of(snapshot.datasets, snapshot.filters, upper_id=upper_id),
+            typing_evidence=typing_evidence,
         )
-        # The records a release's card needs that only the database holds, kept as they are now, so a
-        # release made later from this snapshot describes the same data.
-        manifest[PROVENANCE_KEY] = snapshot_provenance(
-            snapshot.datasets, snapshot.filters, upper_id=upper_id, genre_ids=counts.genre_ids
-        )
+        manifest[PROVENANCE_KEY] = provenance
         snapshot_format.write_manifest(temp_dir, manifest)
         if shared:
             # Before the snapshot is marked done: a done snapshot is readable from every host.
@@ -466,6 +476,28 @@ def _write_files(
     finally:
         files.close()
     return files.entries(), files.rows
+
+
+@contextmanager
+def _read_alongside(read: Callable[[], T]) -> Iterator[Callable[[], T]]:
+    """`read` run on a thread with a database connection of its own while the block streams the
+    files (the manifest's records are seconds of reads at MultiNLI scale, on a core the COPY leaves
+    idle); the block gets the call that waits for the result and raises what `read` raised. Inside
+    a transaction already open another connection would not see what it wrote: `read` then runs
+    in this thread when the result is asked for."""
+    if connection.in_atomic_block:
+        yield read
+        return
+
+    def on_own_connection() -> T:
+        try:
+            return read()
+        finally:
+            connections.close_all()  # this thread's connections only
+
+    # Leaving the block waits for the thread, so no read outlives a failed export.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot-records") as pool:
+        yield pool.submit(on_own_connection).result
 
 
 @contextmanager
