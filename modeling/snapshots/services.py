@@ -336,15 +336,19 @@ def _export_taken(
                 snapshot_provenance(snapshot.datasets, snapshot.filters, upper_id=upper_id, genre_ids=counts.genre_ids),
             )
 
-        with _read_alongside(manifest_records) as records:
-            files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme, upper_id, counts.rows)
-            if snapshot.filters.get(LABEL_ROWS_FILTER):
-                with _export_cursor() as cursor:
-                    files.append(
-                        write_label_rows(
-                            snapshot.datasets, snapshot.filters, scheme, temp_dir, cursor=cursor, upper_id=upper_id
-                        )
+        def label_file() -> list[dict[str, Any]]:
+            if not snapshot.filters.get(LABEL_ROWS_FILTER):
+                return []
+            with _export_cursor() as cursor:
+                return [
+                    write_label_rows(
+                        snapshot.datasets, snapshot.filters, scheme, temp_dir, cursor=cursor, upper_id=upper_id
                     )
+                ]
+
+        with _alongside(manifest_records) as records, _alongside(label_file) as label_files:
+            files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme, upper_id, counts.rows)
+            files += label_files()
             # Asked here, so that a process without the root's registration fails the export with its message.
             writers = registered_extra_files.registered() if extra_files is None else extra_files
             files += _write_extra_files(snapshot, temp_dir, writers, taken={f["name"] for f in files})
@@ -479,24 +483,24 @@ def _write_files(
 
 
 @contextmanager
-def _read_alongside(read: Callable[[], T]) -> Iterator[Callable[[], T]]:
-    """`read` run on a thread with a database connection of its own while the block streams the
-    files (the manifest's records are seconds of reads at MultiNLI scale, on a core the COPY leaves
-    idle); the block gets the call that waits for the result and raises what `read` raised. Inside
-    a transaction already open another connection would not see what it wrote: `read` then runs
-    in this thread when the result is asked for."""
+def _alongside(work: Callable[[], T]) -> Iterator[Callable[[], T]]:
+    """`work` run on a thread with database connections of its own while the block streams the
+    split files (the manifest's records and the label file are seconds of reads at MultiNLI scale,
+    on a core the split files' COPY leaves idle); the block gets the call that waits for the result
+    and raises what `work` raised. Inside a transaction already open another connection would not
+    see what it wrote: `work` then runs in this thread when the result is asked for."""
     if connection.in_atomic_block:
-        yield read
+        yield work
         return
 
     def on_own_connection() -> T:
         try:
-            return read()
+            return work()
         finally:
             connections.close_all()  # this thread's connections only
 
-    # Leaving the block waits for the thread, so no read outlives a failed export.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot-records") as pool:
+    # Leaving the block waits for the thread, so no work outlives a failed export.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot-export") as pool:
         yield pool.submit(on_own_connection).result
 
 

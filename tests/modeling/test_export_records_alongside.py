@@ -1,6 +1,8 @@
-"""The manifest's records (provenance, typing evidence) are read on a connection of their own while
-the COPY streams the files, and are the same records a read after the export gives; inside a
-transaction already open they are read on its connection, which alone sees its rows."""
+"""The manifest's records (provenance, typing evidence) and the label file are made on connections of
+their own while the COPY streams the split files, and are what a read after the export gives;
+inside a transaction already open they are read on its connection, which alone sees its rows."""
+
+import hashlib
 
 import pytest
 from django.db import connection, transaction
@@ -9,7 +11,9 @@ from corpus.models import Pair, ValidationLabel
 from modeling.datasheet import PROVENANCE_KEY, snapshot_provenance
 from modeling.snapshots import selectors
 from modeling.snapshots.files import read_manifest_of
-from modeling.snapshots.services import _read_alongside, create_snapshot, export_snapshot
+from modeling.snapshots.format import LABELS_FILE
+from modeling.snapshots.services import _alongside, create_snapshot, export_snapshot
+from tests.modeling.test_export_label_lines import awkward_label_corpus, exported_label_file, reference_label_file
 from tests.modeling.test_export_lines import committed_corpus
 
 
@@ -28,7 +32,7 @@ def backend_alive(pid: int) -> bool:
 @pytest.mark.django_db(transaction=True)
 def test_outside_a_transaction_the_records_are_read_on_another_connection_which_is_closed_after():
     mine = backend_pid()
-    with _read_alongside(backend_pid) as records:
+    with _alongside(backend_pid) as records:
         theirs = records()
     assert theirs != mine
     assert not backend_alive(theirs)
@@ -39,7 +43,7 @@ def test_a_read_that_fails_beside_the_files_raises_its_error_where_the_result_is
     def failing() -> int:
         raise LookupError("the records could not be read")
 
-    with pytest.raises(LookupError, match="could not be read"), _read_alongside(failing) as records:
+    with pytest.raises(LookupError, match="could not be read"), _alongside(failing) as records:
         records()
 
 
@@ -49,7 +53,7 @@ def test_inside_a_transaction_the_records_are_read_on_its_connection_and_see_its
     assert connection.in_atomic_block
     with transaction.atomic():
         ValidationLabel.objects.filter(pair__dataset=corpus, position__gt=1).update(seconds=3.5)
-        with _read_alongside(lambda: (backend_pid(), snapshot_provenance([corpus.slug], {}, upper_id=10**9))) as read:
+        with _alongside(lambda: (backend_pid(), snapshot_provenance([corpus.slug], {}, upper_id=10**9))) as read:
             pid, provenance = read()
     assert pid == backend_pid()
     assert provenance["median_seconds_per_label"] == 3.5
@@ -70,3 +74,15 @@ def test_an_export_outside_a_transaction_writes_the_records_a_later_read_gives(m
     assert manifest[PROVENANCE_KEY]["validators"] == 5  # the excluded worker's labels are still theirs
     assert manifest[PROVENANCE_KEY]["median_seconds_per_label"] == 4.25
     assert manifest["typing_evidence"] == selectors.typing_evidence_of([corpus.slug], {}, upper_id=upper_id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_label_file_written_beside_the_split_files_is_the_one_python_defines(make_worker):
+    awkward_label_corpus(make_worker)
+    assert not connection.in_atomic_block
+    snapshot, written = exported_label_file({"typing_flags": True})
+    pairs = selectors.pairs_for_export(snapshot.datasets, snapshot.filters)
+    assert written.count(b"\n") == ValidationLabel.objects.filter(pair__in=pairs).count() > 0
+    assert written == reference_label_file(snapshot)
+    entry = next(entry for entry in read_manifest_of(snapshot)["files"] if entry["name"] == LABELS_FILE)
+    assert entry["rows"] == written.count(b"\n") and entry["sha256"] == hashlib.sha256(written).hexdigest()
