@@ -7,19 +7,20 @@ byte what `format.jsonl_line` and `format.tsv_line` make of `writer.export_recor
 (tests/modeling/test_export_sql_lines.py pins the two). The SQL is generated from the Python
 definitions wherever one exists (keys, columns, quoted characters, the scheme's words, the labels
 that count); JSON strings are `to_json`, which escapes as json.dumps(ensure_ascii=False) does.
+The pairs' own text is made where parallel workers can make it; each pair's labels are joined above.
 """
 
 import json
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.postgres.fields import ArrayField
-from django.db.models import Case, F, OuterRef, QuerySet, Subquery, TextField, Value, When
+from django.db.models import Case, F, QuerySet, TextField, Value, When
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 from corpus import labels as scheme_labels
-from corpus.models import LABELS_PER_PAIR, NO_GOLD, Pair, Split, ValidationLabel
+from corpus.models import LABELS_PER_PAIR, NO_GOLD, Dataset, Genre, Pair, Split, ValidationLabel
 from corpus.selectors import labels_that_count
 
 from .format import JSONL_KEYS, TRAIN_SPLIT, TSV_COLUMNS, TSV_QUOTE, TSV_QUOTED_CHARACTERS
@@ -131,44 +132,42 @@ def _scheme_word(scheme: str | None) -> Any:
 _TAB = "E'\\t'"
 
 
-class CountedLabels(Subquery):
-    """[the JSON list's items, the five TSV label fields] of a pair's counted labels: the earliest
-    five that count, by position (selectors.counted_label_slots). A label's TSV slot is its position,
-    so an excluded worker's stays blank; where the five are contiguous from 1, or a replacement
-    beyond position 5 is among them (a healed pair), they fill the slots in order. Each aggregate
-    reads the subquery's rows in its order (ORDER BY position LIMIT 5)."""
-
-    output_field = ArrayField(TextField())
-
-    def __init__(self, scheme: str | None) -> None:
-        counted = (
-            ValidationLabel.objects.filter(labels_that_count(), pair=OuterRef("pk"))
-            .order_by("position")
-            .values(word=_scheme_word(scheme), slot=F("position"))[:LABELS_PER_PAIR]
-        )
-        super().__init__(counted)
-        # The scheme's words are written from literals, a comparison per label, not escaped each time.
-        words = _counted_words(scheme)
-        json_word = _from_literals(
-            "counted.word", {word: json.dumps(word, ensure_ascii=False) for word in words}, json_text("counted.word")
-        )
-        tsv_word = _from_literals(
-            "counted.word",
-            {word: word for word in words if not set(word) & set(TSV_QUOTED_CHARACTERS)},
-            tsv_field("counted.word"),
-        )
-        slots = f" || {_TAB} || ".join(
-            f"coalesce((array_agg({tsv_word}))[array_position(array_agg(counted.slot), {slot}::smallint)], '')"
-            for slot in range(1, LABELS_PER_PAIR + 1)
-        )
-        self.template = (
-            f"(SELECT ARRAY[string_agg({json_word}, ', '), CASE "
-            f"WHEN count(*) = 0 THEN {literal(chr(9) * (LABELS_PER_PAIR - 1))} "
-            f"WHEN max(counted.slot) = count(*) OR max(counted.slot) > {LABELS_PER_PAIR} "
-            f"THEN array_to_string(array_agg({tsv_word}), {_TAB}) "
-            f"|| repeat({_TAB}, {LABELS_PER_PAIR} - count(*)::int) "
-            f"ELSE {slots} END] FROM (%(subquery)s) AS counted)"
-        )
+def counted_labels_sql(scheme: str | None, pair_pk: str) -> tuple[str, Sequence[Any]]:
+    """(sql, params) of a subquery giving, as `pair_labels`, [the JSON list's items, the five TSV
+    label fields] of the counted labels of the pair whose id is the SQL `pair_pk`: the earliest five
+    that count, by position (selectors.counted_label_slots). A label's TSV slot is its position, so
+    an excluded worker's stays blank; where the five are contiguous from 1, or a replacement beyond
+    position 5 is among them (a healed pair), they fill the slots in order. Each aggregate reads the
+    counted rows in their order (ORDER BY position LIMIT 5)."""
+    counted = (
+        ValidationLabel.objects.filter(labels_that_count(), pair_id=RawSQL(pair_pk, ()))
+        .order_by("position")
+        .values(word=_scheme_word(scheme), slot=F("position"))[:LABELS_PER_PAIR]
+    )
+    counted_sql, params = counted.query.sql_with_params()
+    # The scheme's words are written from literals, a comparison per label, not escaped each time.
+    words = _counted_words(scheme)
+    json_word = _from_literals(
+        "counted.word", {word: json.dumps(word, ensure_ascii=False) for word in words}, json_text("counted.word")
+    )
+    tsv_word = _from_literals(
+        "counted.word",
+        {word: word for word in words if not set(word) & set(TSV_QUOTED_CHARACTERS)},
+        tsv_field("counted.word"),
+    )
+    slots = f" || {_TAB} || ".join(
+        f"coalesce((array_agg({tsv_word}))[array_position(array_agg(counted.slot), {slot}::smallint)], '')"
+        for slot in range(1, LABELS_PER_PAIR + 1)
+    )
+    sql = (
+        f"(SELECT ARRAY[string_agg({json_word}, ', '), CASE "
+        f"WHEN count(*) = 0 THEN {literal(chr(9) * (LABELS_PER_PAIR - 1))} "
+        f"WHEN max(counted.slot) = count(*) OR max(counted.slot) > {LABELS_PER_PAIR} "
+        f"THEN array_to_string(array_agg({tsv_word}), {_TAB}) "
+        f"|| repeat({_TAB}, {LABELS_PER_PAIR} - count(*)::int) "
+        f"ELSE {slots} END] AS pair_labels FROM ({counted_sql}) AS counted)"
+    )
+    return sql, params
 
 
 def _counted_words(scheme: str | None) -> list[str]:
@@ -189,7 +188,6 @@ def _from_literals(expression: str, known: dict[str, str], otherwise: str) -> st
 _VALUES = {
     "pair_pk": F("pk"),
     "pair_dataset_id": F("dataset_id"),
-    "pair_dataset": F("dataset__slug"),
     "pair_name": F("pair_id"),
     "pair_hypothesis": F("hypothesis"),
     "pair_parse": F("parse"),
@@ -203,12 +201,10 @@ _VALUES = {
     "premise_parse": F("premise__parse"),
     "premise_binary_parse": F("premise__binary_parse"),
     "premise_split": F("premise__split"),
-    "premise_genre": F("premise__genre__slug"),
-    "premise_genre_is_training": F("premise__genre__is_training"),
+    "premise_genre_id": F("premise__genre_id"),
 }
 # The record's fields (writer.export_record) as columns of the statement, "labels" aside.
 _RECORD = {
-    "genre": "r.premise_genre",
     "pairID": "r.pair_name",
     "promptID": "r.premise_prompt_id",
     "sentence1": "r.premise_text",
@@ -217,8 +213,10 @@ _RECORD = {
     "sentence2": "r.pair_hypothesis",
     "sentence2_binary_parse": "r.pair_binary_parse",
     "sentence2_parse": "r.pair_parse",
-    "dataset": "r.pair_dataset",
 }
+# The record's fields read from a small table the statement's top joins (alias: the field), where
+# each row's JSON and TSV text are made once per row of that table, not once per pair.
+_LOOKED_UP = {"genre": "genre", "dataset": "dataset"}
 LABEL_COLUMNS = tuple(f"label{slot}" for slot in range(1, LABELS_PER_PAIR + 1))
 
 
@@ -234,18 +232,39 @@ def gold_sql(unvalidated_gold: str, scheme: str | None) -> str:
     return in_scheme(f"({gold})::text", scheme)
 
 
-def file_sql(held_out_dataset_ids: Collection[int]) -> str:
-    """The row's file (format.file_split): dev/test of a dataset with held-out genres are matched or
+def file_sql(
+    held_out_dataset_ids: Collection[int],
+    *,
+    split: str = "r.premise_split",
+    dataset_id: str = "r.pair_dataset_id",
+    is_training: str = "r.premise_genre_is_training",
+) -> str:
+    """The row's file (format.file_split) from the SQL of its premise's split, its dataset's id and
+    whether its genre is a training genre: dev/test of a dataset with held-out genres are matched or
     mismatched by the genre."""
     if not held_out_dataset_ids:
-        return "r.premise_split::text"
+        return f"{split}::text"
     ids = ", ".join(str(int(pk)) for pk in sorted(held_out_dataset_ids))
-    plain = f"r.premise_split = {literal(TRAIN_SPLIT)} OR r.pair_dataset_id NOT IN ({ids})"
+    plain = f"{split} = {literal(TRAIN_SPLIT)} OR {dataset_id} NOT IN ({ids})"
     return (
-        f"CASE WHEN {plain} THEN r.premise_split::text "
-        f"WHEN r.premise_genre_is_training THEN r.premise_split || {literal('_matched')} "
-        f"ELSE r.premise_split || {literal('_mismatched')} END"
+        f"CASE WHEN {plain} THEN {split}::text "
+        f"WHEN {is_training} THEN {split} || {literal('_matched')} "
+        f"ELSE {split} || {literal('_mismatched')} END"
     )
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A piece of a line made at the statement's top, from what is joined to each pair there (its
+    counted labels, its aggregated label), not from the pair's own row."""
+
+    sql: str
+
+
+Piece = str | Joined
+# The names the statement's top gives a pair's counted labels and its aggregated label.
+_LABELS = "lab.pair_labels"
+_AGGREGATED = "aggregated"
 
 
 def export_lines_sql(
@@ -258,53 +277,96 @@ def export_lines_sql(
 ) -> tuple[str, Sequence[Any]]:
     """(sql, params) of the SELECT of (file, JSONL line, TSV line) of every pair of `pairs` (a
     `pairs_for_export` queryset, already capped at the export's highest id), in pair order.
-    `aggregated`: the rows gain the aggregation run's two fields from AGGREGATED_TABLE."""
-    values = dict(_VALUES, pair_labels=CountedLabels(scheme))
-    if aggregated:
-        values["pair_aggregated"] = RawSQL(
-            f"SELECT ARRAY[a.label, a.posterior_json, a.posterior_tsv] FROM pg_temp.{AGGREGATED_TABLE} AS a "
-            f'WHERE a.pair_id = "{Pair._meta.db_table}"."id"',
-            (),
-            output_field=ArrayField(TextField()),
-        )
-    inner, params = pairs.order_by("pk").values(**values).query.sql_with_params()
-    json_values = {
-        "annotator_labels": ["'['", "r.pair_labels[1]", "']'"],
+    `aggregated`: the rows gain the aggregation run's two fields from AGGREGATED_TABLE.
+
+    Two levels: a subquery makes the pair's own fields into runs of line text, and PostgreSQL may
+    run it in parallel workers (the JSON escaping and the TSV quoting are most of the statement's
+    work). Above it, in pair order, each pair's counted labels (a subquery per pair, which
+    PostgreSQL 15 runs in one process only) and its aggregated label are joined, and each line is
+    its runs and those pieces concatenated."""
+    inner, params = pairs.order_by().values(**_VALUES).query.sql_with_params()
+    json_values: dict[str, list[Piece]] = {
+        "annotator_labels": ["'['", Joined(f"{_LABELS}[1]"), "']'"],
         "gold_label": [json_text(gold_sql(unvalidated_gold, scheme))],
         **{key: [json_text(column)] for key, column in _RECORD.items()},
+        **{key: [Joined(f"{alias}.json")] for key, alias in _LOOKED_UP.items()},
     }
     if set(json_values) != set(JSONL_KEYS):
         raise RuntimeError("the SQL lines do not write format.JSONL_KEYS; say how each key is made")
     fields = [(key, json_values[key]) for key in JSONL_KEYS]
-    tsv = [_tsv_column(column, unvalidated_gold, scheme) for column in TSV_COLUMNS if column not in LABEL_COLUMNS[1:]]
+    tsv: list[Piece] = [
+        _tsv_column(column, unvalidated_gold, scheme) for column in TSV_COLUMNS if column not in LABEL_COLUMNS[1:]
+    ]
     if aggregated:
         fields += [
-            ("aggregated_label", [json_text("coalesce(r.pair_aggregated[1], '')")]),
-            ("aggregated_posterior", ["coalesce(r.pair_aggregated[2], 'null')"]),
+            ("aggregated_label", [Joined(json_text(f"coalesce({_AGGREGATED}.label, '')"))]),
+            ("aggregated_posterior", [Joined(f"coalesce({_AGGREGATED}.posterior_json, 'null')")]),
         ]
-        tsv += [tsv_field("coalesce(r.pair_aggregated[1], '')"), "r.pair_aggregated[3]"]
-    jsonl: list[str] = []
+        tsv += [Joined(tsv_field(f"coalesce({_AGGREGATED}.label, '')")), Joined(f"{_AGGREGATED}.posterior_tsv")]
+    jsonl: list[Piece] = []
     for index, (key, value) in enumerate(fields):
         jsonl += [literal(("{" if index == 0 else ", ") + json.dumps(key) + ": "), *value]
-    tsv_parts = [part for field in tsv for part in (_TAB, field)][1:]
-    sql = (
-        # concat(), not a chain of ||: one string built per line, not one per piece (and NULL is
-        # the empty string, as csv writes None).
-        f"SELECT {file_sql(held_out_dataset_ids)}, concat({', '.join([*jsonl, literal(chr(125) + chr(10))])}), "
-        f"concat({', '.join([*tsv_parts, literal(chr(10))])}) "
-        # OFFSET 0 keeps the pairs a subquery of their own, so its label subquery runs once per pair
-        # however often the lines name its result (pulled up, it would be copied into each use).
-        f"FROM ({inner} OFFSET 0) AS r ORDER BY r.pair_pk"
+    tsv_parts: list[Piece] = [part for field in tsv for part in (_TAB, field)][1:]
+    runs: list[str] = []
+    json_line = _joined_line([*jsonl, literal(chr(125) + chr(10))], runs)
+    tsv_line = _joined_line([*tsv_parts, literal(chr(10))], runs)
+    run_columns = "".join(f", {run} AS run{number}" for number, run in enumerate(runs))
+    labels, label_params = counted_labels_sql(scheme, "lines.pair_pk")
+    slug = f"{json_text('slug')} AS json, {tsv_field('slug')} AS tsv"
+    # OFFSET 0: each genre's and dataset's text made once, not pulled up into every pair's line.
+    joins = (
+        f"JOIN (SELECT id, is_training, {slug} FROM {Genre._meta.db_table} OFFSET 0) AS {_LOOKED_UP['genre']} "
+        f"ON {_LOOKED_UP['genre']}.id = lines.premise_genre_id "
+        f"JOIN (SELECT id, {slug} FROM {Dataset._meta.db_table} OFFSET 0) AS {_LOOKED_UP['dataset']} "
+        f"ON {_LOOKED_UP['dataset']}.id = lines.pair_dataset_id "
+        f"CROSS JOIN LATERAL {labels} AS lab"
     )
-    return sql, params
+    if aggregated:
+        joins += f" LEFT JOIN pg_temp.{AGGREGATED_TABLE} AS {_AGGREGATED} ON {_AGGREGATED}.pair_id = lines.pair_pk"
+    file = file_sql(
+        held_out_dataset_ids,
+        split="lines.premise_split",
+        dataset_id="lines.pair_dataset_id",
+        is_training=f"{_LOOKED_UP['genre']}.is_training",
+    )
+    sql = (
+        f"SELECT {file}, {json_line}, {tsv_line} FROM ("
+        f"SELECT r.pair_pk, r.pair_dataset_id, r.premise_genre_id, r.premise_split{run_columns} "
+        # OFFSET 0 plans the runs' subquery on its own, where its projection can go to the parallel
+        # workers; above it a subquery per pair keeps the statement in one process.
+        f"FROM ({inner}) AS r ORDER BY r.pair_pk OFFSET 0) AS lines {joins} ORDER BY lines.pair_pk"
+    )
+    return sql, [*params, *label_params]
 
 
-def _tsv_column(column: str, unvalidated_gold: str, scheme: str | None) -> str:
+def _joined_line(pieces: Sequence[Piece], runs: list[str]) -> str:
+    """The line of `pieces` as the top's concatenation: each run of the pair's own pieces becomes a
+    column of the subquery (appended to `runs`, named by its index there), the joined pieces stay."""
+    parts: list[str] = []
+    run: list[str] = []
+    for piece in [*pieces, None]:
+        if isinstance(piece, str):
+            run.append(piece)
+            continue
+        if run:
+            # concat(), not a chain of ||: one string built per run, not one per piece (and NULL is
+            # the empty string, as csv writes None).
+            parts.append(f"lines.run{len(runs)}")
+            runs.append(f"concat({', '.join(run)})")
+            run = []
+        if piece is not None:
+            parts.append(piece.sql)
+    return f"concat({', '.join(parts)})"
+
+
+def _tsv_column(column: str, unvalidated_gold: str, scheme: str | None) -> Piece:
     """One TSV column of format.TSV_COLUMNS as SQL; label1 stands for the five label fields."""
     if column == "gold_label":
         return tsv_field(gold_sql(unvalidated_gold, scheme))
     if column in _RECORD:
         return tsv_field(_RECORD[column])
+    if column in _LOOKED_UP:
+        return Joined(f"{_LOOKED_UP[column]}.tsv")
     if column == LABEL_COLUMNS[0] and TSV_COLUMNS[-LABELS_PER_PAIR:] == LABEL_COLUMNS:
-        return "r.pair_labels[2]"
+        return Joined(f"{_LABELS}[2]")
     raise RuntimeError(f"the SQL lines do not write the TSV column {column!r}; say how it is made")
