@@ -214,7 +214,7 @@ _RECORD = {
     "sentence2_binary_parse": "r.pair_binary_parse",
     "sentence2_parse": "r.pair_parse",
 }
-# The record's fields read from a small table the statement's top joins (alias: the field), where
+# The record's fields read from a small table the statement's top looks up (alias: the field), where
 # each row's JSON and TSV text are made once per row of that table, not once per pair.
 _LOOKED_UP = {"genre": "genre", "dataset": "dataset"}
 LABEL_COLUMNS = tuple(f"label{slot}" for slot in range(1, LABELS_PER_PAIR + 1))
@@ -313,12 +313,14 @@ def export_lines_sql(
     run_columns = "".join(f", {run} AS run{number}" for number, run in enumerate(runs))
     labels, label_params = counted_labels_sql(scheme, "lines.pair_pk")
     slug = f"{json_text('slug')} AS json, {tsv_field('slug')} AS tsv"
-    # OFFSET 0: each genre's and dataset's text made once, not pulled up into every pair's line.
+    # Looked up per pair, not joined: PostgreSQL remembers each genre's and dataset's row (Memoize),
+    # their text made once (OFFSET 0 keeps it from being pulled up into every pair's line), and the
+    # pairs stay in their order (a hash join would not keep it).
     joins = (
-        f"JOIN (SELECT id, is_training, {slug} FROM {Genre._meta.db_table} OFFSET 0) AS {_LOOKED_UP['genre']} "
-        f"ON {_LOOKED_UP['genre']}.id = lines.premise_genre_id "
-        f"JOIN (SELECT id, {slug} FROM {Dataset._meta.db_table} OFFSET 0) AS {_LOOKED_UP['dataset']} "
-        f"ON {_LOOKED_UP['dataset']}.id = lines.pair_dataset_id "
+        f"CROSS JOIN LATERAL (SELECT is_training, {slug} FROM {Genre._meta.db_table} "
+        f"WHERE id = lines.premise_genre_id OFFSET 0) AS {_LOOKED_UP['genre']} "
+        f"CROSS JOIN LATERAL (SELECT {slug} FROM {Dataset._meta.db_table} "
+        f"WHERE id = lines.pair_dataset_id OFFSET 0) AS {_LOOKED_UP['dataset']} "
         f"CROSS JOIN LATERAL {labels} AS lab"
     )
     if aggregated:
