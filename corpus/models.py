@@ -443,7 +443,8 @@ class ValidationLabel(models.Model):
     gold labels can always be recomputed from this table alone.
     """
 
-    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="labels")
+    # Indexed by `one_label_per_position` (pair, position), which serves a pair's lookups too.
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="labels", db_index=False)
     # Indexed by `label_worker_pairs`, which holds the pair too.
     worker = models.ForeignKey(
         Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="labels", db_index=False
@@ -488,6 +489,14 @@ class ValidationLabel(models.Model):
             models.Index(fields=["worker", "created_at"], name="label_worker_time"),
             # A worker's labelled pairs (Pairs' worker and guesser filters) read from the index alone.
             models.Index(fields=["worker"], include=["pair"], name="label_worker_pairs"),
+            # A pair's labels that count (`selectors.labels_that_count`) with their words, read from the
+            # index alone (the export's lines, a pair at a time).
+            models.Index(
+                fields=["pair", "position"],
+                include=["label", "ordinal"],
+                condition=Q(excluded=False, awaiting_market_session__isnull=True),
+                name="counted_label_words",
+            ),
             # The few replacement labels, found without scanning every label (`selectors.in_gold`).
             models.Index(
                 fields=["pair", "position"], condition=Q(position__gt=LABELS_PER_PAIR), name="replacement_labels"

@@ -2,8 +2,9 @@
 JSON escaping and the TSV quoting, most of the statement at MultiNLI scale) in a subquery that
 PostgreSQL may hand to parallel workers, and joins each pair's counted labels (a subquery per pair,
 which PostgreSQL 15 runs in one process only) above them. Read from PostgreSQL's own plan, with
-parallel plans made cheap so that a corpus of a few pairs gets one. The export's own connection
-gives the workers' sort the memory for MultiNLI's lines (services.EXPORT_SESSION_SETTINGS)."""
+parallel plans made cheap so that a corpus of a few pairs gets one. Those labels, with their words,
+come from one index alone (`counted_label_words`). The export's own connection gives the workers'
+sort the memory for MultiNLI's lines (services.EXPORT_SESSION_SETTINGS)."""
 
 import json
 from collections.abc import Iterator
@@ -86,3 +87,32 @@ def test_only_the_exports_own_connection_sorts_with_the_memory_for_the_lines() -
     assert backend != own_backend
     assert work_mem == "128MB"
     assert default_work_mem != work_mem, "the setting reached the site's own connection"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("scheme", [None, "ordinal"])
+def test_a_pairs_counted_labels_are_read_from_their_index_alone(make_worker: Any, scheme: str | None) -> None:
+    dataset = Dataset.objects.create(slug="index-only", name="Index only")
+    pair = add_pair(
+        dataset, add_premise(dataset, genre("fiction"), Split.DEV, "A premise."), "A hypothesis.", [Label.ENTAILMENT]
+    )
+    add_labels([(pair, Label.NEUTRAL)], worker=make_worker(), seconds=3.0)
+    sql, params = export_lines_sql(
+        selectors.pairs_for_export([dataset.slug], {}),
+        scheme=scheme,
+        unvalidated_gold="author",
+        held_out_dataset_ids=(),
+    )
+    with connection.cursor() as cursor:
+        # Whether the index can answer the read at all, whatever a corpus this small would choose.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+        (plan,) = cursor.fetchone()
+    plan = plan if isinstance(plan, list) else json.loads(plan)
+    label_reads = [
+        (node["Node Type"], node.get("Index Name"))
+        for node, _ in nodes(plan[0]["Plan"])
+        if node.get("Relation Name") == LABEL_TABLE
+    ]
+    assert label_reads == [("Index Only Scan", "counted_label_words")]
