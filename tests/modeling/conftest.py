@@ -4,8 +4,8 @@ import itertools
 
 import pytest
 
-from corpus.models import NO_GOLD, Dataset, Label, Pair, Premise
-from corpus.services import create_pairs
+from corpus.models import NO_GOLD, Dataset, Label, Pair, Premise, Split
+from corpus.services import add_labels, create_pairs
 from tests import factories
 
 L = Label
@@ -42,6 +42,19 @@ def add_premise(dataset, genre_, split, text, prompt_id=None):
     return Premise.objects.create(
         dataset=dataset, genre=genre_, split=split, text=text, prompt_id=prompt_id or f"p{next(_ids)}"
     )
+
+
+def validated_dev_pairs(slug, count, worker):
+    """Dataset `slug` with `count` dev pairs of one fiction premise each, the author's label and one
+    validator's (`worker`) each: the few rows a plan test reads."""
+    dataset = Dataset.objects.create(slug=slug, name=slug.capitalize())
+    fiction = genre("fiction")
+    pairs = [
+        add_pair(dataset, add_premise(dataset, fiction, Split.DEV, f"Premise {i}."), f"Hypothesis {i}.", [L.ENTAILMENT])
+        for i in range(count)
+    ]
+    add_labels([(pair, L.NEUTRAL) for pair in pairs], worker=worker, seconds=3.0)
+    return dataset, pairs
 
 
 FIVE_E = [L.ENTAILMENT] * 4 + [L.NEUTRAL]

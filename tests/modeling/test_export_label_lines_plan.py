@@ -8,10 +8,8 @@ import json
 import pytest
 from django.db import connection
 
-from corpus.models import Dataset, Label, Split
-from corpus.services import add_labels
 from modeling.snapshots.label_rows import _fill_worker_facts, label_lines_sql
-from tests.modeling.conftest import add_pair, add_premise, genre
+from tests.modeling.conftest import validated_dev_pairs
 
 pytestmark = pytest.mark.django_db
 PAIR_KEY = '{"pairID": '
@@ -25,15 +23,7 @@ def outputs(node):
 
 
 def test_the_pair_part_of_a_label_line_is_made_once_per_pair_below_the_join(make_worker):
-    dataset = Dataset.objects.create(slug="plan-me", name="Plan")
-    fiction = genre("fiction")
-    pairs = [
-        add_pair(
-            dataset, add_premise(dataset, fiction, Split.DEV, f"Premise {i}."), f"Hypothesis {i}.", [Label.ENTAILMENT]
-        )
-        for i in range(3)
-    ]
-    add_labels([(pair, Label.NEUTRAL) for pair in pairs], worker=make_worker(), seconds=3.0)
+    dataset, _ = validated_dev_pairs("plan-me", 3, make_worker())
     with connection.cursor() as wrapper:
         _fill_worker_facts(wrapper.cursor, [dataset.slug], {"label_rows": True}, None)
         sql, params = label_lines_sql([dataset.slug], {"label_rows": True}, None)

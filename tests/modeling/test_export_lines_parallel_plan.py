@@ -13,12 +13,10 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from corpus.models import Dataset, Label, Split
-from corpus.services import add_labels
 from modeling.snapshots import selectors
 from modeling.snapshots.database_lines import export_lines_sql
 from modeling.snapshots.services import _export_cursor
-from tests.modeling.conftest import add_pair, add_premise, genre
+from tests.modeling.conftest import validated_dev_pairs
 
 CHEAP_PARALLEL_PLANS = (
     "parallel_setup_cost = 0",
@@ -41,15 +39,7 @@ def nodes(node: dict[str, Any], in_workers: bool = False) -> Iterator[tuple[dict
 
 @pytest.mark.django_db
 def test_the_pairs_line_text_is_made_in_parallel_workers_and_their_labels_above_them(make_worker: Any) -> None:
-    dataset = Dataset.objects.create(slug="parallel-lines", name="Parallel lines")
-    fiction = genre("fiction")
-    pairs = [
-        add_pair(
-            dataset, add_premise(dataset, fiction, Split.DEV, f"Premise {i}."), f"Hypothesis {i}.", [Label.ENTAILMENT]
-        )
-        for i in range(4)
-    ]
-    add_labels([(pair, Label.NEUTRAL) for pair in pairs], worker=make_worker(), seconds=3.0)
+    dataset, _ = validated_dev_pairs("parallel-lines", 4, make_worker())
     sql, params = export_lines_sql(
         selectors.pairs_for_export([dataset.slug], {}), scheme=None, unvalidated_gold="author", held_out_dataset_ids=()
     )
@@ -92,11 +82,7 @@ def test_only_the_exports_own_connection_sorts_with_the_memory_for_the_lines() -
 @pytest.mark.django_db
 @pytest.mark.parametrize("scheme", [None, "ordinal"])
 def test_a_pairs_counted_labels_are_read_from_their_index_alone(make_worker: Any, scheme: str | None) -> None:
-    dataset = Dataset.objects.create(slug="index-only", name="Index only")
-    pair = add_pair(
-        dataset, add_premise(dataset, genre("fiction"), Split.DEV, "A premise."), "A hypothesis.", [Label.ENTAILMENT]
-    )
-    add_labels([(pair, Label.NEUTRAL)], worker=make_worker(), seconds=3.0)
+    dataset, _ = validated_dev_pairs("index-only", 1, make_worker())
     sql, params = export_lines_sql(
         selectors.pairs_for_export([dataset.slug], {}),
         scheme=scheme,
