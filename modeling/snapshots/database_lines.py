@@ -7,7 +7,8 @@ byte what `format.jsonl_line` and `format.tsv_line` make of `writer.export_recor
 (tests/modeling/test_export_sql_lines.py pins the two). The SQL is generated from the Python
 definitions wherever one exists (keys, columns, quoted characters, the scheme's words, the labels
 that count); JSON strings are `to_json`, which escapes as json.dumps(ensure_ascii=False) does.
-The pairs' own text is made where parallel workers can make it; each pair's labels are joined above.
+The pairs' own text is made where parallel workers can make it; each pair's labels, genre and
+dataset are joined above.
 """
 
 import json
@@ -256,7 +257,7 @@ def file_sql(
 @dataclass(frozen=True)
 class Joined:
     """A piece of a line made at the statement's top, from what is joined to each pair there (its
-    counted labels, its aggregated label), not from the pair's own row."""
+    counted labels, its genre's and dataset's text, its aggregated label), not from the pair's own row."""
 
     sql: str
 
@@ -282,8 +283,8 @@ def export_lines_sql(
     Two levels: a subquery makes the pair's own fields into runs of line text, and PostgreSQL may
     run it in parallel workers (the JSON escaping and the TSV quoting are most of the statement's
     work). Above it, in pair order, each pair's counted labels (a subquery per pair, which
-    PostgreSQL 15 runs in one process only) and its aggregated label are joined, and each line is
-    its runs and those pieces concatenated."""
+    PostgreSQL 15 runs in one process only), its genre's and dataset's text and its aggregated label
+    are joined, and each line is its runs and those pieces concatenated."""
     inner, params = pairs.order_by().values(**_VALUES).query.sql_with_params()
     json_values: dict[str, list[Piece]] = {
         "annotator_labels": ["'['", Joined(f"{_LABELS}[1]"), "']'"],
