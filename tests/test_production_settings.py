@@ -68,6 +68,25 @@ def test_compose_has_no_default_password_and_no_public_app_port():
     assert "USER app" in (REPO / "Dockerfile").read_text()
 
 
+DOCKER_SIZE_UNITS = {"b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30, "gb": 2**30}
+
+
+def docker_size(value):
+    """Bytes of a compose size ("1gb", "512m", a plain number of bytes)."""
+    size = re.fullmatch(r"(\d+)\s*([a-z]*)", str(value).strip().lower())
+    assert size is not None, f"not a compose size: {value!r}"
+    number, unit = size.groups()
+    return int(number) * DOCKER_SIZE_UNITS[unit or "b"]
+
+
+def test_the_database_container_has_shared_memory_for_parallel_queries():
+    # The export's parallel lines statement took 49.6 MB of /dev/shm at 433k pairs; Docker's
+    # default for a container is 64 MB, which a larger corpus or a second parallel query exceeds
+    # ("could not resize shared memory segment").
+    postgres = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]["postgres"]
+    assert docker_size(postgres.get("shm_size", "64m")) >= 512 * 2**20
+
+
 @pytest.mark.parametrize(
     "env, message",
     [
