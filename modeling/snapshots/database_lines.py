@@ -215,9 +215,9 @@ _RECORD = {
     "sentence2_binary_parse": "r.pair_binary_parse",
     "sentence2_parse": "r.pair_parse",
 }
-# The record's fields read from a small table the statement's top looks up (alias: the field), where
-# each row's JSON and TSV text are made once per row of that table, not once per pair.
-_LOOKED_UP = {"genre": "genre", "dataset": "dataset"}
+# The record's fields read from a small table the statement's top looks up (under the field's name),
+# where each row's JSON and TSV text are made once per row of that table, not once per pair.
+_LOOKED_UP = ("genre", "dataset")
 LABEL_COLUMNS = tuple(f"label{slot}" for slot in range(1, LABELS_PER_PAIR + 1))
 
 
@@ -290,7 +290,7 @@ def export_lines_sql(
         "annotator_labels": ["'['", Joined(f"{_LABELS}[1]"), "']'"],
         "gold_label": [json_text(gold_sql(unvalidated_gold, scheme))],
         **{key: [json_text(column)] for key, column in _RECORD.items()},
-        **{key: [Joined(f"{alias}.json")] for key, alias in _LOOKED_UP.items()},
+        **{key: [Joined(f"{key}.json")] for key in _LOOKED_UP},
     }
     if set(json_values) != set(JSONL_KEYS):
         raise RuntimeError("the SQL lines do not write format.JSONL_KEYS; say how each key is made")
@@ -319,9 +319,9 @@ def export_lines_sql(
     # pairs stay in their order (a hash join would not keep it).
     joins = (
         f"CROSS JOIN LATERAL (SELECT is_training, {slug} FROM {Genre._meta.db_table} "
-        f"WHERE id = lines.premise_genre_id OFFSET 0) AS {_LOOKED_UP['genre']} "
+        f"WHERE id = lines.premise_genre_id OFFSET 0) AS genre "
         f"CROSS JOIN LATERAL (SELECT {slug} FROM {Dataset._meta.db_table} "
-        f"WHERE id = lines.pair_dataset_id OFFSET 0) AS {_LOOKED_UP['dataset']} "
+        f"WHERE id = lines.pair_dataset_id OFFSET 0) AS dataset "
         f"CROSS JOIN LATERAL {labels} AS lab"
     )
     if aggregated:
@@ -330,7 +330,7 @@ def export_lines_sql(
         held_out_dataset_ids,
         split="lines.premise_split",
         dataset_id="lines.pair_dataset_id",
-        is_training=f"{_LOOKED_UP['genre']}.is_training",
+        is_training="genre.is_training",
     )
     sql = (
         f"SELECT {file}, {json_line}, {tsv_line} FROM ("
@@ -369,7 +369,7 @@ def _tsv_column(column: str, unvalidated_gold: str, scheme: str | None) -> Piece
     if column in _RECORD:
         return tsv_field(_RECORD[column])
     if column in _LOOKED_UP:
-        return Joined(f"{_LOOKED_UP[column]}.tsv")
+        return Joined(f"{column}.tsv")
     if column == LABEL_COLUMNS[0] and TSV_COLUMNS[-LABELS_PER_PAIR:] == LABEL_COLUMNS:
         return Joined(f"{_LABELS}[2]")
     raise RuntimeError(f"the SQL lines do not write the TSV column {column!r}; say how it is made")
