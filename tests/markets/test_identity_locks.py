@@ -23,10 +23,13 @@ from .conftest import make_study
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
-def wait_until_someone_waits_on_a_lock() -> None:
+def wait_until_someone_waits_on_my_lock() -> None:
     with connections["default"].cursor() as cursor:
         for _ in range(600):
-            cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+            # Waiting on this transaction's locks: the suite's other workers wait on locks of their own meanwhile.
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))"
+            )
             if cursor.fetchone()[0]:
                 return
             time.sleep(0.05)
@@ -47,7 +50,7 @@ def test_a_refusal_stored_while_the_participants_submit_holds_their_worker_does_
             with transaction.atomic():
                 Worker.objects.select_for_update(no_key=True).get(pk=forger.pk)
                 worker_locked.set()
-                wait_until_someone_waits_on_a_lock()
+                wait_until_someone_waits_on_my_lock()
                 record_task_done(StudySession.objects.get(pk=session.pk))
         except BaseException as error:
             errors.append(error)
