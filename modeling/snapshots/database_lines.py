@@ -5,10 +5,10 @@
 filters, compiled) giving, per pair in pair order, its file name, JSONL line and TSV line: byte for
 byte what `format.jsonl_line` and `format.tsv_line` make of `writer.export_record`'s record
 (tests/modeling/test_export_sql_lines.py pins the two). The SQL is generated from the Python
-definitions wherever one exists (keys, columns, quoted characters, the scheme's words, the labels
-that count); JSON strings are `to_json`, which escapes as json.dumps(ensure_ascii=False) does.
-The pairs' own text is made where parallel workers can make it; each pair's labels, genre and
-dataset are joined above.
+definitions wherever one exists (keys, columns, quoted characters, the scheme's words); JSON strings
+are `to_json`, which escapes as json.dumps(ensure_ascii=False) does. The pairs' own text and their
+counted labels (from the table the label table's triggers keep) are made where parallel workers can
+make them; each pair's genre and dataset are looked up above.
 """
 
 import json
@@ -16,13 +16,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Case, F, QuerySet, TextField, Value, When
-from django.db.models.expressions import RawSQL
-from django.db.models.functions import Cast
+from django.db.models import F, QuerySet
 
 from corpus import labels as scheme_labels
-from corpus.models import LABELS_PER_PAIR, NO_GOLD, Dataset, Genre, Pair, Split, ValidationLabel
-from corpus.selectors import labels_that_count
+from corpus.models import LABELS_PER_PAIR, NO_GOLD, Dataset, Genre, Pair, Split
 
 from .format import JSONL_KEYS, TRAIN_SPLIT, TSV_COLUMNS, TSV_QUOTE, TSV_QUOTED_CHARACTERS
 
@@ -121,58 +118,45 @@ def _renamed(scheme: str | None) -> dict[str, str]:
     }
 
 
-def _scheme_word(scheme: str | None) -> Any:
-    """A label row's word in the scheme (selectors.labels_in_scheme): ordinal datasets write the rating."""
-    renamed = [When(label=stored, then=Value(word)) for stored, word in _renamed(scheme).items()]
-    word = Case(*renamed, default=F("label"), output_field=TextField()) if renamed else Cast("label", TextField())
-    if scheme == scheme_labels.ORDINAL_SCHEME:
-        return Case(When(ordinal__isnull=False, then=Cast("ordinal", TextField())), default=word)
-    return word
-
-
 _TAB = "E'\\t'"
 
 
-def counted_labels_sql(scheme: str | None, pair_pk: str) -> tuple[str, Sequence[Any]]:
-    """(sql, params) of a subquery giving, as `pair_labels`, [the JSON list's items, the five TSV
-    label fields] of the counted labels of the pair whose id is the SQL `pair_pk`: the earliest five
-    that count, by position (selectors.counted_label_slots). A label's TSV slot is its position, so
-    an excluded worker's stays blank; where the five are contiguous from 1, or a replacement beyond
-    position 5 is among them (a healed pair), they fill the slots in order. Each aggregate reads the
-    counted rows in their order (ORDER BY position LIMIT 5)."""
-    counted = (
-        ValidationLabel.objects.filter(labels_that_count(), pair_id=RawSQL(pair_pk, ()))
-        .order_by("position")
-        .values(word=_scheme_word(scheme), slot=F("position"))[:LABELS_PER_PAIR]
-    )
-    counted_sql, params = counted.query.sql_with_params()
-    # The scheme's words are written from literals, a comparison per label, not escaped each time.
+# Each pair's counted labels in their TSV slots (corpus migration 0038: kept by triggers on the label
+# table, by the rule `selectors.counted_label_slots` writes): the slots' stored labels and ratings.
+COUNTED_TABLE = "collection_pair_counted_labels"
+_COUNTED = "counted"
+
+
+def _slot_word(scheme: str | None, slot: int) -> str:
+    """A slot's word in the scheme, as `selectors.labels_in_scheme` writes a label (ordinal datasets
+    write the rating); NULL where the slot is blank."""
+    word = in_scheme(f"{_COUNTED}.slot_labels[{slot}]", scheme)
+    if scheme == scheme_labels.ORDINAL_SCHEME:
+        rating = f"{_COUNTED}.slot_ratings[{slot}]"
+        return f"CASE WHEN {rating} IS NOT NULL THEN {rating}::text ELSE {word} END"
+    return word
+
+
+def counted_labels_sql(scheme: str | None) -> tuple[str, str]:
+    """SQL of the JSON list's items and of the five TSV label fields of the pair joined as `counted`
+    (COUNTED_TABLE; none joined: no label counts). Each slot's label is written as `selectors.
+    counted_label_slots` places it: the list holds the filled slots in order, a blank slot is an
+    empty TSV field. The scheme's words are written from literals, a comparison per label."""
     words = _counted_words(scheme)
-    json_word = _from_literals(
-        "counted.word", {word: json.dumps(word, ensure_ascii=False) for word in words}, json_text("counted.word")
-    )
-    tsv_word = _from_literals(
-        "counted.word",
-        {word: word for word in words if not set(word) & set(TSV_QUOTED_CHARACTERS)},
-        tsv_field("counted.word"),
-    )
-    slots = f" || {_TAB} || ".join(
-        f"coalesce((array_agg({tsv_word}))[array_position(array_agg(counted.slot), {slot}::smallint)], '')"
-        for slot in range(1, LABELS_PER_PAIR + 1)
-    )
-    sql = (
-        f"(SELECT ARRAY[string_agg({json_word}, ', '), CASE "
-        f"WHEN count(*) = 0 THEN {literal(chr(9) * (LABELS_PER_PAIR - 1))} "
-        f"WHEN max(counted.slot) = count(*) OR max(counted.slot) > {LABELS_PER_PAIR} "
-        f"THEN array_to_string(array_agg({tsv_word}), {_TAB}) "
-        f"|| repeat({_TAB}, {LABELS_PER_PAIR} - count(*)::int) "
-        f"ELSE {slots} END] AS pair_labels FROM ({counted_sql}) AS counted)"
-    )
-    return sql, params
+    json_words = {word: json.dumps(word, ensure_ascii=False) for word in words}
+    plain_words = {word: word for word in words if not set(word) & set(TSV_QUOTED_CHARACTERS)}
+    items, fields = [], []
+    for slot in range(1, LABELS_PER_PAIR + 1):
+        word = _slot_word(scheme, slot)
+        blank = f"{_COUNTED}.slot_labels[{slot}] IS NULL"
+        # A blank slot is NULL, which concat_ws leaves out of the list.
+        items.append(f"CASE WHEN {blank} THEN NULL ELSE {_from_literals(word, json_words, json_text(word))} END")
+        fields.append(f"CASE WHEN {blank} THEN '' ELSE {_from_literals(word, plain_words, tsv_field(word))} END")
+    return f"concat_ws(', ', {', '.join(items)})", f"concat({f', {_TAB}, '.join(fields)})"
 
 
 def _counted_words(scheme: str | None) -> list[str]:
-    """The words a counted label can be written with in the scheme (`_scheme_word`)."""
+    """The words a counted label can be written with in the scheme (`_slot_word`)."""
     words = {scheme_labels.to_scheme(scheme, stored) for stored in (*scheme_labels.LABELS, NO_GOLD)}
     if scheme == scheme_labels.ORDINAL_SCHEME:
         words |= {str(value) for value in scheme_labels.ORDINAL_VALUES}
@@ -257,14 +241,13 @@ def file_sql(
 @dataclass(frozen=True)
 class Joined:
     """A piece of a line made at the statement's top, from what is joined to each pair there (its
-    counted labels, its genre's and dataset's text, its aggregated label), not from the pair's own row."""
+    genre's and dataset's text, its aggregated label), not from the pair's own row."""
 
     sql: str
 
 
 Piece = str | Joined
-# The names the statement's top gives a pair's counted labels and its aggregated label.
-_LABELS = "lab.pair_labels"
+# The name the statement's top gives a pair's aggregated label.
 _AGGREGATED = "aggregated"
 
 
@@ -280,14 +263,15 @@ def export_lines_sql(
     `pairs_for_export` queryset, already capped at the export's highest id), in pair order.
     `aggregated`: the rows gain the aggregation run's two fields from AGGREGATED_TABLE.
 
-    Two levels: a subquery makes the pair's own fields into runs of line text, and PostgreSQL may
-    run it in parallel workers (the JSON escaping and the TSV quoting are most of the statement's
-    work). Above it, in pair order, each pair's counted labels (a subquery per pair, which
-    PostgreSQL 15 runs in one process only), its genre's and dataset's text and its aggregated label
-    are joined, and each line is its runs and those pieces concatenated."""
+    Two levels: a subquery makes the pair's own fields and its counted labels (COUNTED_TABLE, joined
+    by pair) into runs of line text, and PostgreSQL may run it in parallel workers (the JSON
+    escaping and the TSV quoting are most of the statement's work). Above it, in pair order, its
+    genre's and dataset's text and its aggregated label are joined, and each line is its runs and
+    those pieces concatenated."""
     inner, params = pairs.order_by().values(**_VALUES).query.sql_with_params()
+    json_labels, tsv_labels = counted_labels_sql(scheme)
     json_values: dict[str, list[Piece]] = {
-        "annotator_labels": ["'['", Joined(f"{_LABELS}[1]"), "']'"],
+        "annotator_labels": ["'['", json_labels, "']'"],
         "gold_label": [json_text(gold_sql(unvalidated_gold, scheme))],
         **{key: [json_text(column)] for key, column in _RECORD.items()},
         **{key: [Joined(f"{key}.json")] for key in _LOOKED_UP},
@@ -296,7 +280,9 @@ def export_lines_sql(
         raise RuntimeError("the SQL lines do not write format.JSONL_KEYS; say how each key is made")
     fields = [(key, json_values[key]) for key in JSONL_KEYS]
     tsv: list[Piece] = [
-        _tsv_column(column, unvalidated_gold, scheme) for column in TSV_COLUMNS if column not in LABEL_COLUMNS[1:]
+        _tsv_column(column, unvalidated_gold, scheme, tsv_labels)
+        for column in TSV_COLUMNS
+        if column not in LABEL_COLUMNS[1:]
     ]
     if aggregated:
         fields += [
@@ -312,7 +298,6 @@ def export_lines_sql(
     json_line = _joined_line([*jsonl, literal(chr(125) + chr(10))], runs)
     tsv_line = _joined_line([*tsv_parts, literal(chr(10))], runs)
     run_columns = "".join(f", {run} AS run{number}" for number, run in enumerate(runs))
-    labels, label_params = counted_labels_sql(scheme, "lines.pair_pk")
     slug = f"{json_text('slug')} AS json, {tsv_field('slug')} AS tsv"
     # Looked up per pair, not joined: PostgreSQL remembers each genre's and dataset's row (Memoize),
     # their text made once (OFFSET 0 keeps it from being pulled up into every pair's line), and the
@@ -321,8 +306,7 @@ def export_lines_sql(
         f"CROSS JOIN LATERAL (SELECT is_training, {slug} FROM {Genre._meta.db_table} "
         f"WHERE id = lines.premise_genre_id OFFSET 0) AS genre "
         f"CROSS JOIN LATERAL (SELECT {slug} FROM {Dataset._meta.db_table} "
-        f"WHERE id = lines.pair_dataset_id OFFSET 0) AS dataset "
-        f"CROSS JOIN LATERAL {labels} AS lab"
+        f"WHERE id = lines.pair_dataset_id OFFSET 0) AS dataset"
     )
     if aggregated:
         joins += f" LEFT JOIN pg_temp.{AGGREGATED_TABLE} AS {_AGGREGATED} ON {_AGGREGATED}.pair_id = lines.pair_pk"
@@ -336,10 +320,11 @@ def export_lines_sql(
         f"SELECT {file}, {json_line}, {tsv_line} FROM ("
         f"SELECT r.pair_pk, r.pair_dataset_id, r.premise_genre_id, r.premise_split{run_columns} "
         # OFFSET 0 plans the runs' subquery on its own, where its projection can go to the parallel
-        # workers; above it a subquery per pair keeps the statement in one process.
-        f"FROM ({inner}) AS r ORDER BY r.pair_pk OFFSET 0) AS lines {joins} ORDER BY lines.pair_pk"
+        # workers; the lookups above it are made once per genre and dataset, in the leader.
+        f"FROM ({inner}) AS r LEFT JOIN {COUNTED_TABLE} AS {_COUNTED} ON {_COUNTED}.pair_pk = r.pair_pk "
+        f"ORDER BY r.pair_pk OFFSET 0) AS lines {joins} ORDER BY lines.pair_pk"
     )
-    return sql, [*params, *label_params]
+    return sql, params
 
 
 def _joined_line(pieces: Sequence[Piece], runs: list[str]) -> str:
@@ -362,8 +347,8 @@ def _joined_line(pieces: Sequence[Piece], runs: list[str]) -> str:
     return f"concat({', '.join(parts)})"
 
 
-def _tsv_column(column: str, unvalidated_gold: str, scheme: str | None) -> Piece:
-    """One TSV column of format.TSV_COLUMNS as SQL; label1 stands for the five label fields."""
+def _tsv_column(column: str, unvalidated_gold: str, scheme: str | None, labels: str) -> Piece:
+    """One TSV column of format.TSV_COLUMNS as SQL; label1 stands for the five label fields (`labels`)."""
     if column == "gold_label":
         return tsv_field(gold_sql(unvalidated_gold, scheme))
     if column in _RECORD:
@@ -371,5 +356,5 @@ def _tsv_column(column: str, unvalidated_gold: str, scheme: str | None) -> Piece
     if column in _LOOKED_UP:
         return Joined(f"{column}.tsv")
     if column == LABEL_COLUMNS[0] and TSV_COLUMNS[-LABELS_PER_PAIR:] == LABEL_COLUMNS:
-        return Joined(f"{_LABELS}[2]")
+        return labels
     raise RuntimeError(f"the SQL lines do not write the TSV column {column!r}; say how it is made")

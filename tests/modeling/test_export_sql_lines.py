@@ -101,14 +101,14 @@ def awkward_corpus(make_worker, slug="awkward", scheme=LabelScheme.THREE_WAY):
         few = add_pair(dataset, premise, f"{text} few", [L.CONTRADICTION] * 3, pair_id=f"{index}f")
         situation = index % 4
         if situation == 0:  # an excluded worker's label in the middle: a blank slot
-            ValidationLabel.objects.filter(pair=five, position=3).update(worker=excluded)
+            ValidationLabel.objects.filter(pair=five, position=3).update(worker=excluded, excluded=True)
         elif situation == 1:  # healed: the excluded label replaced at position 6
-            ValidationLabel.objects.filter(pair=five, position=2).update(worker=excluded)
+            ValidationLabel.objects.filter(pair=five, position=2).update(worker=excluded, excluded=True)
             ValidationLabel.objects.create(pair=five, position=6, label=L.CONTRADICTION, worker=counted)
         elif situation == 2:  # a label the market has not vouched for yet
             ValidationLabel.objects.filter(pair=few, position=2).update(worker=waiting, awaiting_market_session=7)
         else:  # the author's label does not count, and a decided pair
-            ValidationLabel.objects.filter(pair=few, position=1).update(worker=excluded)
+            ValidationLabel.objects.filter(pair=few, position=1).update(worker=excluded, excluded=True)
             Pair.objects.filter(pk=five.pk).update(adjudicated_label=L.CONTRADICTION, gold_label=L.CONTRADICTION)
         if scheme == LabelScheme.ORDINAL:
             ValidationLabel.objects.filter(pair=five, position__in=(1, 4)).update(ordinal=5 if index % 2 else 2)
