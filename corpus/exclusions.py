@@ -67,6 +67,7 @@ def follow_team_exclusions(dataset: Dataset) -> int:
     clearing = labels.filter(excluded=True).exclude(worker_id__in=excluded)
     with transaction.atomic():
         touched = set(marking.values_list("pair_id", flat=True)) | set(clearing.values_list("pair_id", flat=True))
+        lock_pairs(sorted(touched))  # the pairs first, as every writer of their labels locks them
         marking.update(excluded=True)
         clearing.update(excluded=False)
     if not touched:

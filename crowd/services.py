@@ -38,8 +38,9 @@ def worker_for_user(user: User) -> Worker:
 LOCK_ORDER = (
     "the worker (FOR NO KEY UPDATE): a validation or per-premise label submit, a hold, an exclusion",
     "the task's own claims (FOR UPDATE): a batch's claims, a writing claim",
-    "the claimed rows: pairs in pk order (FOR NO KEY UPDATE), or the one premise (FOR NO KEY UPDATE OF it,"
-    " then its claim-order row; a claim takes the claim-order row alone)",
+    "the claimed rows: pairs in pk order (FOR NO KEY UPDATE; the labels written then recount the pairs'"
+    " counted-label rows, in pk order, by the label table's triggers), or the one premise (FOR NO KEY UPDATE"
+    " OF it, then its claim-order row; a claim takes the claim-order row alone)",
     "the study session (FOR NO KEY UPDATE of its row alone), counting the task",
     "a writing claim's count in its study (an upsert of one `collection.models.StudyServed` shard, its last statement)",
 )
