@@ -8,6 +8,8 @@ from corpus.models import Dataset, Label, Pair, Split, StoppingPolicy, StoppingR
 from crowd.models import Study, StudySession
 from privacy.services import erase_by_market_id
 from tests import factories
+from tests.corpus.test_pair_counted_labels import expected as counted_labels_expected
+from tests.corpus.test_pair_counted_labels import table as counted_labels_table
 from tests.privacy.test_erasure import figures, no_drift
 
 pytestmark = pytest.mark.django_db
@@ -44,6 +46,9 @@ def test_a_stopped_pair_the_person_decided_takes_labels_again_and_gold_moves_wit
     assert (rows[decided.pk].label_count, rows[decided.pk].entailment_votes) == (2, 2)
     assert rows[decided.pk].needs_validation and not rows[decided.pk].stopped_early  # undecided: takes labels
     assert (rows[flipped.pk].gold_label, rows[kept.pk].gold_label) == ("-", E)
+    # The export's counted labels (the label table's triggers keep them) leave with the person's.
+    assert counted_labels_table()[decided.pk][0] == [E, None, E, None, None]  # the person's slot blank
+    assert counted_labels_table() == counted_labels_expected()
     after = figures("recounted")
     no_drift("recounted")
     tallies.check_and_rebuild(Dataset.objects.get(slug="recounted"), tallies.CORPUS, repair=True)
