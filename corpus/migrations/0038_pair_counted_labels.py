@@ -58,7 +58,6 @@ CREATE TABLE {TABLE} (
     slot_ratings smallint[] NOT NULL
 );
 {RECOUNT}
-{FILL};
 
 CREATE FUNCTION pair_counted_labels_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -98,6 +97,10 @@ BEGIN
 END $$;
 CREATE TRIGGER pair_counted_labels_emptied AFTER TRUNCATE ON {LABELS}
     FOR EACH STATEMENT EXECUTE FUNCTION pair_counted_labels_emptied();
+
+-- Filled last: the triggers' lock on the label table, held to the migration's commit, keeps every
+-- label written meanwhile waiting, so none is written between the fill's read and the triggers.
+{FILL};
 """
 
 DROP = f"""
