@@ -339,7 +339,7 @@ def label_lines_sql(
     few (modeling/snapshots/README.md, "Label-level file")."""
     pairs_sql, pairs_params = (
         _snapshot_pairs(datasets, filters, upper_id)
-        .order_by("pk")
+        .order_by()
         .values(
             pair_pk=F("pk"),
             pair_name=F("pair_id"),
@@ -414,11 +414,13 @@ def label_lines_sql(
     if typing_flags:
         joins += f" LEFT JOIN pg_temp.{TYPING_TABLE} AS t ON t.pair_id = l.label_pair"
     # OFFSET 0 keeps each a subquery of its own, so the pairs' part is made once per pair (pulled up
-    # into the line, it is made again for every label) and the seconds' JSON once per label.
+    # into the line, it is made again for every label) and the seconds' JSON once per label. The
+    # pairs' query is flattened into its subquery, so that the parallel workers that join and sort
+    # the pairs make their parts too, while the leader reads the labels.
     sql = (
         f"SELECT {line} "
         f"FROM ({labels_sql} OFFSET 0) AS l "
-        f"JOIN (SELECT r.pair_pk, {pair_part} AS pair_part FROM ({pairs_sql} OFFSET 0) AS r OFFSET 0) AS p "
+        f"JOIN (SELECT r.pair_pk, {pair_part} AS pair_part FROM ({pairs_sql}) AS r ORDER BY r.pair_pk OFFSET 0) AS p "
         f"ON p.pair_pk = l.label_pair {joins} ORDER BY l.label_pair, l.label_position"
     )
     return sql, (*labels_params, *pairs_params)
