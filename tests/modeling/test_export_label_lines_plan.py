@@ -5,7 +5,6 @@ whole file's time. The pairs' subquery may go to PostgreSQL's parallel workers, 
 pair parts while the labels are read. Read from PostgreSQL's own plan (EXPLAIN VERBOSE)."""
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,19 +12,11 @@ from django.db import connection
 
 from modeling.snapshots.label_rows import _fill_worker_facts, label_lines_sql
 from tests.modeling.conftest import validated_dev_pairs
-from tests.modeling.test_export_lines_parallel_plan import CHEAP_PARALLEL_PLANS
+from tests.modeling.test_export_lines_parallel_plan import CHEAP_PARALLEL_PLANS, nodes
 
 pytestmark = pytest.mark.django_db
 PAIR_KEY = '{"pairID": '
 LABEL_TABLE = "validation_validationlabel"
-
-
-def nodes(node: dict[str, Any], in_workers: bool = False) -> Iterator[tuple[dict[str, Any], bool]]:
-    """Every node of a plan and whether it runs in the parallel workers (below a Gather)."""
-    yield node, in_workers
-    below = in_workers or node["Node Type"] in ("Gather", "Gather Merge")
-    for child in node.get("Plans", []):
-        yield from nodes(child, below)
 
 
 def reads_labels(node: dict[str, Any]) -> bool:
