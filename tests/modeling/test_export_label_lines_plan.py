@@ -51,7 +51,18 @@ def test_the_pair_part_of_a_label_line_is_made_once_per_pair_below_the_join(make
     )
 
 
+# A few pairs may still be read serially by their indexes, nested in the joins, whatever parallel
+# plans cost (it happened after other tests had grown the tables): those paths are set aside, so
+# that the plan is a parallel one and the question is only where the pair parts are made.
+SERIAL_PATHS_OFF = tuple(
+    f"{setting} = off"
+    for setting in ("enable_nestloop", "enable_indexscan", "enable_indexonlyscan", "enable_bitmapscan")
+)
+
+
 def test_the_pair_parts_are_made_by_parallel_workers_when_the_plan_is_parallel(make_worker: Any) -> None:
-    makers = pair_part_makers(make_worker(), CHEAP_PARALLEL_PLANS)
+    makers = pair_part_makers(make_worker(), CHEAP_PARALLEL_PLANS + SERIAL_PATHS_OFF)
     assert makers, "no node below the labels' join makes the pair part"
-    assert any(in_workers for _, in_workers in makers), "the pair parts are made above the parallel workers"
+    assert any(in_workers for _, in_workers in makers), (
+        f"the pair parts are made above the parallel workers, by {[node['Node Type'] for node, _ in makers]}"
+    )
