@@ -17,6 +17,7 @@ Those writers lock the premise FOR NO KEY UPDATE, never FOR UPDATE: a claim's in
 the premise at its commit while it holds the order row, and a FOR UPDATE there would deadlock.
 """
 
+import functools
 import hashlib
 import time
 import uuid
@@ -29,6 +30,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from base.cached_plans import CachedStatement
 from corpus.models import Dataset, Premise, PremiseStatus, Worker, WorkerExclusion
 from crowd.claiming import ClaimRule, claim_rows, is_live, live_claims_sql, live_params, lock_clause, marks
 from crowd.holds import HoldRenewal, others_waiting, take_backs_allowed
@@ -227,6 +229,45 @@ def _count_claims(locked: list[int], claimed: list[int], now: datetime) -> None:
             )
 
 
+_TAKEN_FIELDS = [f for f in WritingClaim._meta.concrete_fields if not f.primary_key]
+
+
+@functools.cache
+def _take_statement(counts_served: bool) -> CachedStatement:
+    """`_claim_in_one_statement`'s statement. Parameters: the premise, its status, the live-claim rule,
+    each column of the claim but the premise's (`_TAKEN_FIELDS`), and, with `counts_served`, the study
+    and its served shard."""
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in _TAKEN_FIELDS)
+    served = (
+        ", served AS (INSERT INTO collection_studyserved AS s (study_id, genre_id, source, shard, claims)"
+        " SELECT %s, genre_id, source, %s, 1 FROM room WHERE EXISTS (SELECT 1 FROM claimed)"
+        " ON CONFLICT (study_id, genre_id, source, shard) DO UPDATE SET claims = s.claims + 1)"
+        if counts_served
+        else ""
+    )
+    sql = (
+        "WITH room AS (SELECT p.id, p.genre_id, p.source FROM collection_premise p"
+        " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
+        f" WHERE p.id = %s AND p.status = %s AND p.writings_done + {_LIVE_CLAIMS} < d.writings_per_premise),"
+        f" claimed AS (INSERT INTO collection_writingclaim ({columns})"
+        f" SELECT {', '.join('room.id' if f.attname == 'premise_id' else '%s' for f in _TAKEN_FIELDS)} FROM room"
+        " RETURNING *),"
+        f" counted AS (UPDATE {ORDER_TABLE} SET claims_made = claims_made + 1"
+        " WHERE premise_id IN (SELECT premise_id FROM claimed))"
+        f"{served} SELECT {_columns_of('claimed')} FROM claimed"
+    )
+    parameters = ["bigint", "text", "text", "timestamptz"]
+    parameters += _claim_types([f for f in _TAKEN_FIELDS if f.attname != "premise_id"])
+    if counts_served:
+        parameters += ["bigint", "integer"]
+    return CachedStatement(
+        "collection_writing_take" + ("_served" if counts_served else ""),
+        sql,
+        parameters,
+        _claim_types(WritingClaim._meta.concrete_fields),
+    )
+
+
 def _claim_in_one_statement(
     worker: Worker, now: datetime, study_session: StudySession | None
 ) -> Callable[[list[int], list[int]], list[TaskClaim]]:
@@ -238,27 +279,7 @@ def _claim_in_one_statement(
     study = study_session.study if study_session is not None else None
     # A researcher's preview is served as a claim but is no claim made in the study.
     counts_served = study_session is not None and not study_session.is_preview
-    fields = [f for f in WritingClaim._meta.concrete_fields if not f.primary_key]
-    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
-    served = (
-        ", served AS (INSERT INTO collection_studyserved AS s (study_id, genre_id, source, shard, claims)"
-        " SELECT %s, genre_id, source, %s, 1 FROM room WHERE EXISTS (SELECT 1 FROM claimed)"
-        " ON CONFLICT (study_id, genre_id, source, shard) DO UPDATE SET claims = s.claims + 1)"
-        if counts_served
-        else ""
-    )
-
-    sql = (
-        "WITH room AS (SELECT p.id, p.genre_id, p.source FROM collection_premise p"
-        " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
-        f" WHERE p.id = %s AND p.status = %s AND p.writings_done + {_LIVE_CLAIMS} < d.writings_per_premise),"
-        f" claimed AS (INSERT INTO collection_writingclaim ({columns})"
-        f" SELECT {', '.join('room.id' if f.attname == 'premise_id' else '%s' for f in fields)} FROM room"
-        " RETURNING *),"
-        f" counted AS (UPDATE {ORDER_TABLE} SET claims_made = claims_made + 1"
-        " WHERE premise_id IN (SELECT premise_id FROM claimed))"
-        f"{served} SELECT {_columns_of('claimed')} FROM claimed"
-    )
+    statement = _take_statement(counts_served)
 
     def take(locked: list[int], tried: list[int]) -> list[TaskClaim]:
         claim = WritingClaim(
@@ -269,15 +290,14 @@ def _claim_in_one_statement(
         )
         params: list[Any] = [locked[0], PremiseStatus.AVAILABLE, *live_params(now)]
         # Each column's value as an ORM insert sends it (defaults, the creation time), but the premise's.
-        params += [f.get_db_prep_save(f.pre_save(claim, True), connection) for f in fields if f.attname != "premise_id"]
+        params += [
+            f.get_db_prep_save(f.pre_save(claim, True), connection) for f in _TAKEN_FIELDS if f.attname != "premise_id"
+        ]
         if counts_served:
             assert study_session is not None
             params += [study_session.study_id, worker.pk % StudyServed.SHARDS]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
         claims: list[TaskClaim] = []
-        for row in rows:
+        for row in statement.run(params):
             made = _claim_of(row)
             made.study_session = study_session  # as the caller had it (its study read already)
             claims.append(made)
@@ -382,13 +402,16 @@ class FirstRead:
     own: WritingClaim | None
 
 
-def _first_read(worker: Worker, dataset: Dataset | None, study: Study | None, now: datetime) -> FirstRead:
-    """One statement, atomic on its own: whether the dataset's team excluded the worker
-    (`corpus.selectors.is_excluded_in`'s rule), the study's pool genres (`crowd.selectors.pool_limits`'
-    rule, by genre slug) and its claims served (`selectors.study_served`), the worker's open unexpired
-    claim, and their expired open claims marked expired (they hold no place already)."""
+def _claim_types(fields: Sequence[Any]) -> list[str]:
+    """The SQL types of these WritingClaim fields' columns, as a cached statement declares them."""
+    return [str(f.db_type(connection)) for f in fields]
+
+
+@functools.cache
+def _first_read_statement() -> CachedStatement:
+    """`_first_read`'s statement: its parameters are the worker's stale claims' status and rule, the
+    exclusion's worker and team, the study twice, and the open claim's worker and rule."""
     through = Study.pool_genres.through._meta.db_table
-    study_id = study.pk if study is not None else None
     sql = (
         "WITH expired AS (UPDATE collection_writingclaim SET status = %s"
         " WHERE worker_id = %s AND status = %s AND expires_at <= %s RETURNING id)"
@@ -401,11 +424,35 @@ def _first_read(worker: Worker, dataset: Dataset | None, study: Study | None, no
         " FROM (SELECT 1) one LEFT JOIN collection_writingclaim c"
         " ON c.worker_id = %s AND c.status = %s AND c.expires_at > %s"
     )
+    return CachedStatement(
+        "collection_writing_first_read",
+        sql,
+        [
+            "text",
+            "bigint",
+            "text",
+            "timestamptz",
+            "bigint",
+            "bigint",
+            "bigint",
+            "bigint",
+            "bigint",
+            "text",
+            "timestamptz",
+        ],
+        ["boolean", "bigint[]", "json", "bigint", *_claim_types(WritingClaim._meta.concrete_fields)],
+    )
+
+
+def _first_read(worker: Worker, dataset: Dataset | None, study: Study | None, now: datetime) -> FirstRead:
+    """One statement, atomic on its own: whether the dataset's team excluded the worker
+    (`corpus.selectors.is_excluded_in`'s rule), the study's pool genres (`crowd.selectors.pool_limits`'
+    rule, by genre slug) and its claims served (`selectors.study_served`), the worker's open unexpired
+    claim, and their expired open claims marked expired (they hold no place already)."""
+    study_id = study.pk if study is not None else None
     params = [ClaimStatus.EXPIRED, worker.pk, *live_params(now), worker.pk]
     params += [dataset.team_id if dataset is not None else None, study_id, study_id, worker.pk, *live_params(now)]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        excluded, genres, served, _, *claim = cursor.fetchone()
+    ((excluded, genres, served, _, *claim),) = _first_read_statement().run(params)
     return FirstRead(
         excluded=excluded,
         pool=(list(genres), list(study.pool_sources or []) if study is not None else []),

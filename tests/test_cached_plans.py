@@ -1,0 +1,109 @@
+"""base/cached_plans.py: a statement run as the body of a PL/pgSQL function gives what the statement
+gives, and its function outlives the transaction that first needed it."""
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+
+from base.cached_plans import CachedStatement, forget_created
+from corpus.models import Dataset
+
+pytestmark = pytest.mark.django_db
+
+SLUG_AND_SIZE = (
+    "SELECT d.slug, %s::smallint + d.writings_per_premise, %s::timestamptz, %s::text IS NULL"
+    " FROM collection_dataset d WHERE d.slug = %s"
+)
+
+
+def on_own_connection(sql: str, params: list[Any]) -> Any:
+    """The first value `sql` returns on a connection of its own, committed: what another process sees."""
+    own = connection.get_new_connection(connection.get_connection_params())
+    try:
+        own.autocommit = True
+        with own.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchone()[0] if cursor.description else None
+    finally:
+        own.close()
+
+
+def function_exists(name: str) -> bool:
+    return bool(on_own_connection("SELECT to_regproc(%s) IS NOT NULL", [name]))
+
+
+def drop(statement: CachedStatement) -> None:
+    """The statement's function dropped and the drop committed, as if it had never been made."""
+    on_own_connection(f"DROP FUNCTION IF EXISTS {statement.name}", [])
+    forget_created()
+
+
+def test_the_function_gives_the_rows_the_statement_gives():
+    Dataset.objects.create(slug="kept", name="kept", writings_per_premise=3)
+    Dataset.objects.create(slug="other", name="other")
+    statement = CachedStatement(
+        "tests_slug_and_size", SLUG_AND_SIZE, ["smallint", "timestamptz", "text", "text"],
+        ["varchar", "smallint", "timestamptz", "boolean"],
+    )  # fmt: skip
+    params: list[Any] = [2, datetime(2026, 11, 30, 12, tzinfo=UTC), None, "kept"]
+    with connection.cursor() as cursor:
+        cursor.execute(SLUG_AND_SIZE, params)
+        sent = cursor.fetchall()
+
+    assert statement.run(params) == sent == [("kept", 5, datetime(2026, 11, 30, 12, tzinfo=UTC), True)]
+    assert statement.run([2, datetime(2026, 11, 30, 12, tzinfo=UTC), None, "missing"]) == []
+
+
+def test_a_write_in_the_statement_is_the_callers_and_rolls_back_with_it():
+    dataset = Dataset.objects.create(slug="renamed", name="before")
+    statement = CachedStatement(
+        "tests_rename",
+        "WITH renamed AS (UPDATE collection_dataset SET name = %s WHERE id = %s RETURNING name) SELECT name FROM renamed",
+        ["text", "bigint"],
+        ["varchar"],
+    )
+
+    with transaction.atomic():
+        assert statement.run(["after", dataset.pk]) == [("after",)]
+        transaction.set_rollback(True)
+
+    dataset.refresh_from_db()
+    assert dataset.name == "before"
+
+
+def test_a_function_first_needed_by_a_transaction_that_rolls_back_is_still_there():
+    statement = CachedStatement("tests_first_needed", "SELECT %s::bigint + 1", ["bigint"], ["bigint"])
+    drop(statement)
+    assert not function_exists(statement.name)
+
+    with transaction.atomic():
+        assert statement.run([41]) == [(42,)]
+        transaction.set_rollback(True)
+
+    assert function_exists(statement.name)
+    forget_created()
+    assert statement.run([1]) == [(2,)]
+
+
+def test_a_changed_statement_is_another_function():
+    first = CachedStatement("tests_changed", "SELECT %s::bigint + 1", ["bigint"], ["bigint"])
+    same = CachedStatement("tests_changed", "SELECT %s::bigint + 1", ["bigint"], ["bigint"])
+    changed = CachedStatement("tests_changed", "SELECT %s::bigint + 2", ["bigint"], ["bigint"])
+    retyped = CachedStatement("tests_changed", "SELECT %s::bigint + 1", ["integer"], ["bigint"])
+
+    assert first.name == same.name
+    assert len({first.name, changed.name, retyped.name}) == 3
+    assert (first.run([1]), changed.run([1]), retyped.run([1])) == ([(2,)], [(3,)], [(2,)])
+
+
+def test_a_literal_percent_stays_a_percent():
+    statement = CachedStatement("tests_percent", "SELECT %s::text || '%%'", ["text"], ["text"])
+
+    assert statement.run(["50"]) == [("50%",)]
+
+
+def test_each_placeholder_needs_its_type():
+    with pytest.raises(ValueError, match="2 placeholders, 1 parameter types"):
+        CachedStatement("tests_short", "SELECT %s::int + %s::int", ["integer"], ["integer"])
