@@ -95,6 +95,8 @@ def test_a_changed_statement_is_another_function():
 
     assert first.name == same.name
     assert len({first.name, changed.name, retyped.name}) == 3
+    for statement in (first, changed, retyped):
+        drop(statement)
     assert (first.run([1]), changed.run([1]), retyped.run([1])) == ([(2,)], [(3,)], [(2,)])
 
 
