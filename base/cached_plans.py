@@ -41,10 +41,14 @@ class CachedStatement:
     sql: str
     parameters: Sequence[str]
     outputs: Sequence[str]
+    # PL/pgSQL statements run before the statement, each with a fresh snapshot, and the variables
+    # they set (`declare`, as a DECLARE section lists them): the placeholders of `prelude` come first.
+    prelude: str = ""
+    declare: str = ""
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
-        placeholders = len(_PLACEHOLDER.findall(self.sql))
+        placeholders = len(_PLACEHOLDER.findall(self.prelude + self.sql))
         if placeholders != len(self.parameters):
             raise ValueError(f"{self.stem}: {placeholders} placeholders, {len(self.parameters)} parameter types")
         digest = hashlib.sha256(self.definition_of("").encode()).hexdigest()[:12]
@@ -55,11 +59,15 @@ class CachedStatement:
         so that no output name hides a table column of the same name inside the body."""
         numbered = iter(range(1, len(self.parameters) + 1))
         # `%%` is how a statement for cursor.execute writes a literal `%`.
-        body = _PLACEHOLDER.sub(lambda _: f"${next(numbered)}", self.sql).replace("%%", "%")
+        prelude, body = (
+            _PLACEHOLDER.sub(lambda _: f"${next(numbered)}", text).replace("%%", "%")
+            for text in (self.prelude, self.sql)
+        )
         outputs = ", ".join(f"out_{index} {kind}" for index, kind in enumerate(self.outputs, 1))
+        declare = f"DECLARE {self.declare} " if self.declare else ""
         return (
             f"CREATE OR REPLACE FUNCTION {name}({', '.join(self.parameters)}) RETURNS TABLE ({outputs})"
-            f" LANGUAGE plpgsql VOLATILE AS $body$ BEGIN RETURN QUERY {body}; END $body$"
+            f" LANGUAGE plpgsql VOLATILE AS $body$ {declare}BEGIN {prelude} RETURN QUERY {body}; END $body$"
         )
 
     @property

@@ -17,11 +17,12 @@ Those writers lock the premise FOR NO KEY UPDATE, never FOR UPDATE: a claim's in
 the premise at its commit while it holds the order row, and a FOR UPDATE there would deadlock.
 """
 
+import contextlib
 import functools
 import hashlib
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -106,33 +107,63 @@ def candidate_statement(
     `shuffle_seed` (a study served in random order) breaks the ties of writings done and claims
     made by a permutation of the premise ids of its own instead of import order: integer arithmetic,
     at the cost of sorting the least-written premises on each claim.
+
+    The statement's text depends only on the request's shape, never on its values (genres, files
+    and the premises tried are arrays), so one cached function serves every claim of a shape
+    (`_lock_and_take_statement`).
     """
+    sql, params, _ = _candidate(
+        worker, now, dataset=dataset, pool=pool, tried=tried, wanted=wanted, wait=wait, shuffle_seed=shuffle_seed
+    )
+    return sql, params
+
+
+def _candidate(
+    worker: Worker,
+    now: datetime,
+    *,
+    dataset: Dataset | None,
+    pool: tuple[list[int], list[str]],
+    tried: Sequence[int],
+    wanted: int,
+    wait: bool,
+    shuffle_seed: int | None,
+) -> tuple[str, list[Any], list[str]]:
+    """`candidate_statement`, with the SQL type of each parameter."""
     params: list[Any] = []
+    types: list[str] = []
+
+    def takes(value: Any, kind: str) -> None:
+        params.append(value)
+        types.append(kind)
+
     genres, sources = pool
     joined = f" INNER JOIN {Premise._meta.db_table} p ON p.id = o.premise_id" if sources else ""
     if dataset is not None:
         of_dataset, limit = "o.dataset_id = %s", "%s"
-        params.append(dataset.pk)
+        takes(dataset.pk, "bigint")
     else:
         joined += " INNER JOIN collection_dataset d ON d.id = o.dataset_id"
         of_dataset, limit = "NOT d.is_imported", "d.writings_per_premise"
     if dataset is not None and len(genres) == 1:
         # Dataset and genre lead `premise_genre_claim_order_walk`: the walk stays inside the genre.
         of_dataset += " AND o.genre_id = %s"
-        params.append(genres[0])
+        takes(genres[0], "bigint")
     if dataset is not None:
         # The range's end: only premises still wanting writings are read, so a pool with none
         # left is an empty index range, not a walk of its written premises.
         of_dataset += " AND o.writings_done < %s"
-        params.append(dataset.writings_per_premise)
-    params += [worker.pk, *live_params(now)]
+        takes(dataset.writings_per_premise, "integer")
+    takes(worker.pk, "bigint")
+    for value, kind in zip(live_params(now), ("text", "timestamptz"), strict=True):
+        takes(value, kind)
     if dataset is not None:
-        params.append(dataset.writings_per_premise)
+        takes(dataset.writings_per_premise, "integer")
     # The exclusion is a wall: an exclusion committed after the claim's first read still holds.
     team = "%s" if dataset is not None else "d.team_id"
-    params.append(worker.pk)
+    takes(worker.pk, "bigint")
     if dataset is not None:
-        params.append(dataset.team_id)
+        takes(dataset.team_id, "bigint")
     sql = (
         f"SELECT o.premise_id FROM {ORDER_TABLE} o{joined} WHERE o.claimable AND {of_dataset}"
         " AND NOT (o.premise_id IN (SELECT w.premise_id FROM collection_writingclaim w WHERE w.worker_id = %s))"
@@ -140,21 +171,21 @@ def candidate_statement(
         f" AND NOT EXISTS (SELECT 1 FROM {WorkerExclusion._meta.db_table} x WHERE x.worker_id = %s AND x.team_id = {team})"
     )
     if genres and not (dataset is not None and len(genres) == 1):
-        sql += f" AND o.genre_id IN ({marks(genres)})"
-        params += genres
+        sql += " AND o.genre_id = ANY(%s)"
+        takes(list(genres), "bigint[]")
     if sources:
-        sql += f" AND p.source IN ({marks(sources)})"
-        params += sources
-    if tried:
-        sql += f" AND NOT (o.premise_id IN ({marks(tried)}))"
-        params += tried
+        sql += " AND p.source = ANY(%s)"
+        takes(list(sources), "text[]")
+    sql += " AND NOT (o.premise_id = ANY(%s))"
+    takes(list(tried), "bigint[]")
     if shuffle_seed is None:
         sql += " ORDER BY o.writings_done, o.claims_made, o.premise_id"
     else:
         sql += " ORDER BY o.writings_done, o.claims_made, MOD(o.premise_id * 2654435761 + %s, 4294967291), o.premise_id"
-        params.append(shuffle_seed % 4294967291)
+        takes(shuffle_seed % 4294967291, "bigint")
     sql += f" LIMIT %s{lock_clause('o', wait=wait)}"
-    return sql, [*params, wanted]
+    takes(wanted, "integer")
+    return sql, params, types
 
 
 @dataclass(frozen=True)
@@ -233,10 +264,22 @@ _TAKEN_FIELDS = [f for f in WritingClaim._meta.concrete_fields if not f.primary_
 
 
 @functools.cache
-def _take_statement(counts_served: bool) -> CachedStatement:
-    """`_claim_in_one_statement`'s statement. Parameters: the premise, its status, the live-claim rule,
-    each column of the claim but the premise's (`_TAKEN_FIELDS`), and, with `counts_served`, the study
-    and its served shard."""
+def _lock_and_take_statement(
+    candidate_sql: str, candidate_types: tuple[str, ...], counts_served: bool
+) -> CachedStatement:
+    """One step of the writing claim, one call: the candidate lock (`candidate_statement`'s SQL for
+    one premise), then, in a statement of its own under that lock, the claim taken: the premise's
+    room counted again (`_room`'s rule; the statement's snapshot is taken under the lock, so it sees
+    every claim committed before), the claim inserted if it has room, the premise's `claims_made`
+    moved (`_count_claims`) and, in a study (`counts_served`), the claim counted in the study's
+    `StudyServed` shard, the claim's last lock (`crowd.services.LOCK_ORDER`). Returns no row when
+    nothing was locked, else the locked premise and the claim's columns (all NULL when it had no
+    room). Parameters: the candidate's, then the premise's status and the live-claim rule, each
+    column of the claim but the premise's (`_TAKEN_FIELDS`) and, with `counts_served`, the study and
+    its served shard."""
+    assert candidate_sql.startswith("SELECT o.premise_id FROM ")
+    prelude = candidate_sql.replace("SELECT o.premise_id ", "SELECT o.premise_id INTO v_locked ", 1)
+    prelude += "; IF v_locked IS NULL THEN RETURN; END IF;"
     columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in _TAKEN_FIELDS)
     served = (
         ", served AS (INSERT INTO collection_studyserved AS s (study_id, genre_id, source, shard, claims)"
@@ -248,62 +291,59 @@ def _take_statement(counts_served: bool) -> CachedStatement:
     sql = (
         "WITH room AS (SELECT p.id, p.genre_id, p.source FROM collection_premise p"
         " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
-        f" WHERE p.id = %s AND p.status = %s AND p.writings_done + {_LIVE_CLAIMS} < d.writings_per_premise),"
+        f" WHERE p.id = v_locked AND p.status = %s AND p.writings_done + {_LIVE_CLAIMS} < d.writings_per_premise),"
         f" claimed AS (INSERT INTO collection_writingclaim ({columns})"
         f" SELECT {', '.join('room.id' if f.attname == 'premise_id' else '%s' for f in _TAKEN_FIELDS)} FROM room"
         " RETURNING *),"
         f" counted AS (UPDATE {ORDER_TABLE} SET claims_made = claims_made + 1"
         " WHERE premise_id IN (SELECT premise_id FROM claimed))"
-        f"{served} SELECT {_columns_of('claimed')} FROM claimed"
+        f"{served} SELECT v_locked, {_columns_of('claimed')} FROM (SELECT 1) one LEFT JOIN claimed ON true"
     )
-    parameters = ["bigint", "text", "text", "timestamptz"]
+    parameters = [*candidate_types, "text", "text", "timestamptz"]
     parameters += _claim_types([f for f in _TAKEN_FIELDS if f.attname != "premise_id"])
     if counts_served:
         parameters += ["bigint", "integer"]
     return CachedStatement(
-        "collection_writing_take" + ("_served" if counts_served else ""),
+        "collection_writing_claim_step",
         sql,
         parameters,
-        _claim_types(WritingClaim._meta.concrete_fields),
+        ["bigint", *_claim_types(WritingClaim._meta.concrete_fields)],
+        prelude=prelude,
+        declare="v_locked bigint;",
     )
 
 
-def _claim_in_one_statement(
-    worker: Worker, now: datetime, study_session: StudySession | None
-) -> Callable[[list[int], list[int]], list[TaskClaim]]:
-    """The writing claim's `take` (`crowd.claiming.claim_rows`), one statement under the lock of the
-    premise's order row: its room counted again (`_room`'s rule; the snapshot is taken under the
-    lock, so it sees every claim committed before), the claim inserted if it has room, its
-    `claims_made` moved (`_count_claims`) and, in a study, the claim counted in the study's
-    `StudyServed` shard, the claim's last lock (`crowd.services.LOCK_ORDER`), held to the commit."""
+def _lock_and_take(
+    worker: Worker,
+    now: datetime,
+    study_session: StudySession | None,
+    candidate: tuple[str, list[Any], list[str]],
+) -> tuple[int | None, WritingClaim | None]:
+    """One step of the claim (`_lock_and_take_statement`): the premise it locked (None when none
+    could be), and the claim made on it (None when it had no room after all)."""
     study = study_session.study if study_session is not None else None
     # A researcher's preview is served as a claim but is no claim made in the study.
     counts_served = study_session is not None and not study_session.is_preview
-    statement = _take_statement(counts_served)
-
-    def take(locked: list[int], tried: list[int]) -> list[TaskClaim]:
-        claim = WritingClaim(
-            worker=worker,
-            premise_id=locked[0],
-            study_session=study_session,
-            expires_at=WRITING_CLAIMS.expiry(now, study),
-        )
-        params: list[Any] = [locked[0], PremiseStatus.AVAILABLE, *live_params(now)]
-        # Each column's value as an ORM insert sends it (defaults, the creation time), but the premise's.
-        params += [
-            f.get_db_prep_save(f.pre_save(claim, True), connection) for f in _TAKEN_FIELDS if f.attname != "premise_id"
-        ]
-        if counts_served:
-            assert study_session is not None
-            params += [study_session.study_id, worker.pk % StudyServed.SHARDS]
-        claims: list[TaskClaim] = []
-        for row in statement.run(params):
-            made = _claim_of(row)
-            made.study_session = study_session  # as the caller had it (its study read already)
-            claims.append(made)
-        return claims
-
-    return take
+    candidate_sql, candidate_params, candidate_types = candidate
+    statement = _lock_and_take_statement(candidate_sql, tuple(candidate_types), counts_served)
+    claim = WritingClaim(worker=worker, study_session=study_session, expires_at=WRITING_CLAIMS.expiry(now, study))
+    params: list[Any] = [*candidate_params, PremiseStatus.AVAILABLE, *live_params(now)]
+    # Each column's value as an ORM insert sends it (defaults, the creation time), but the premise's.
+    params += [
+        f.get_db_prep_save(f.pre_save(claim, True), connection) for f in _TAKEN_FIELDS if f.attname != "premise_id"
+    ]
+    if counts_served:
+        assert study_session is not None
+        params += [study_session.study_id, worker.pk % StudyServed.SHARDS]
+    rows = statement.run(params)
+    if not rows:
+        return None, None
+    ((locked, *columns),) = rows
+    if columns[0] is None:
+        return locked, None
+    made = _claim_of(columns)
+    made.study_session = study_session  # as the caller had it (its study read already)
+    return locked, made
 
 
 def lock_order_rows(premise_ids: Sequence[int]) -> None:
@@ -345,7 +385,7 @@ def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
 
 
 # Writing (and adversarial writing): one premise a claim, least-written first, taken by one
-# statement (`_claim_in_one_statement`); `_room` and `_count_claims` are its rules for a take-back.
+# step (`_lock_and_take`); `_room` and `_count_claims` are its rules for a take-back.
 WRITING_CLAIMS = ClaimRule(
     model=WritingClaim,
     target="premise",
@@ -488,6 +528,11 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
     is locked by someone claiming or submitting right now, those may still leave room
     (writings_per_premise > 1, or a claim that fails), so the next look waits for one rather than
     say "no tasks" while work is left.
+
+    Each step (a lock and its take, `_lock_and_take`) is one call and, outside a caller's
+    transaction, a transaction of its own: a claim is two round trips in all (the first read and
+    one step), and nothing it locks is held between its steps. Inside a caller's transaction the
+    steps run in a savepoint, so a claim that fails leaves the caller's work as it was.
     """
     now = timezone.now()
     study = study_session.study if study_session is not None else None
@@ -497,8 +542,9 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
     if first.own is not None:
         return first.own
     serving = serving_of(study, (first.pool, first.served))
-    with transaction.atomic():
+    with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
         wait = {"for locked": False}
+        made: dict[int, WritingClaim] = {}
 
         def lock(wanted: int, tried: Sequence[int]) -> list[int]:
             # A balanced study's least-served group first, the whole pool last (a group run dry),
@@ -506,7 +552,7 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
             groups = _dry_groups_last(dataset, serving.groups)
             pools = groups if serving.groups_cover_pool else (*groups, serving.pool)
             for pool in pools:
-                sql, params = candidate_statement(
+                candidate = _candidate(
                     worker,
                     now,
                     dataset=dataset,
@@ -516,14 +562,18 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
                     wait=wait["for locked"],
                     shuffle_seed=serving.shuffle_seed,
                 )
-                with connection.cursor() as cursor:
-                    cursor.execute(sql, params)
-                    locked = [pk for (pk,) in cursor.fetchall()]
-                if locked:
-                    return locked
+                locked, claim = _lock_and_take(worker, now, study_session, candidate)
+                if locked is not None:
+                    if claim is not None:
+                        made[locked] = claim
+                    return [locked]
                 if pool is not serving.pool and not tried:
                     _dry_groups[_group_key(dataset, pool)] = time.monotonic() + DRY_GROUP_SECONDS
             return []
+
+        def take(locked: list[int], tried: list[int]) -> list[TaskClaim]:
+            # The step that locked the premise took it already, if it had room.
+            return [made[pk] for pk in locked if pk in made]
 
         def look_again(tried: list[int]) -> bool:
             if wait["for locked"]:
@@ -540,7 +590,7 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
             wanted=1,
             looks=MAX_CANDIDATES_PER_CLAIM,
             look_again=look_again,
-            take=_claim_in_one_statement(worker, now, study_session),
+            take=take,
         )
         if claims:
             claim = claims[0]

@@ -46,8 +46,8 @@ def test_a_balanced_study_claim_reads_its_pool_in_the_first_statement(make_worke
     session = StudySession.objects.create(study=study, worker=worker, external_session_id="s1")
     claim, sql = statements(lambda: writing_claims.claim_next_premise(worker, study_session=session))
     assert claim is not None and claim.premise.genre_id in (genre.pk, travel.pk)
-    # The first read, the candidate lock, the claim's one statement.
-    assert len(sql) == 3, sql
+    # The first read, then the candidate lock and the claim in one call.
+    assert len(sql) == 2, sql
 
 
 def test_an_expired_open_claim_is_marked_expired_and_a_new_line_is_held(make_worker):

@@ -25,9 +25,9 @@ pytestmark = pytest.mark.django_db
 # Savepoints aside (the test runs in a transaction): one count per kind, whatever the database.
 # Writing asks whether the dataset's team excluded the worker in its first read, with its
 # open claim and the study's pool (`collection.writing_claims._first_read`); validation asks it in the
-# statement of its trusted-only check. Writing's recount, insert and claims made are one statement
-# (`collection.writing_claims._claim_in_one_statement`).
-EXPECTED = {"validation": 8, "premise": 5, "grammaticality": 5, "writing": 3}
+# statement of its trusted-only check. Writing's candidate lock, recount, insert and claims made are
+# one call (`collection.writing_claims._lock_and_take`).
+EXPECTED = {"validation": 8, "premise": 5, "grammaticality": 5, "writing": 2}
 
 
 def statements(claim):
