@@ -183,8 +183,9 @@ def _candidate(
     else:
         sql += " ORDER BY o.writings_done, o.claims_made, MOD(o.premise_id * 2654435761 + %s, 4294967291), o.premise_id"
         takes(shuffle_seed % 4294967291, "bigint")
-    sql += f" LIMIT %s{lock_clause('o', wait=wait)}"
-    takes(wanted, "integer")
+    # A number, not a parameter: a plan kept for every call (`_lock_and_take_statement`) knows it
+    # wants one row and walks the index, where a LIMIT it cannot see is planned as a tenth of the rows.
+    sql += f" LIMIT {int(wanted)}{lock_clause('o', wait=wait)}"
     return sql, params, types
 
 
