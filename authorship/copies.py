@@ -74,21 +74,25 @@ class Copy:
         return self.worker_id == worker.pk
 
 
-def _exclusions(worker: Worker, study_session: StudySession | None, premise_id: int) -> tuple[str, list[int]]:
-    """SQL condition and parameters: another premise, and not the writer's own sentence of this
-    session (that is `repeated`'s to find)."""
+def _exclusions(worker: Worker, study_session: StudySession | None) -> tuple[str, list[int]]:
+    """SQL condition on an earlier sentence `w` and its parameters: not the writer's own sentence of
+    this session (that is `repeated`'s to find). Another premise is each lookup's own condition."""
     if study_session is None:
-        return "premise_id <> %s", [premise_id]
-    params = [premise_id, worker.pk, study_session.pk]
-    return "premise_id <> %s AND NOT (worker_id = %s AND study_session_id = %s)", params
+        return "true", []
+    return "NOT (w.worker_id = %s AND w.study_session_id = %s)", [worker.pk, study_session.pk]
 
 
 def nearest_sql(table: str, condition: str) -> str:
-    """The PostgreSQL lookup (parameters: the key twice, then the condition's); bench/copy_check.py
-    explains it on a large table."""
+    """The PostgreSQL lookup of several sentences at once, each on its own premise (parameters: the
+    keys and their premises' ids as two arrays, then the condition's), one row for each key that
+    has a near-copy: its position (from 1) and the copy. Each key is its own trigram index lookup;
+    bench/copy_check.py explains it on a large table."""
     return (
-        f"SELECT id, worker_id, COALESCE(cluster_root_id, id), similarity(normalised, %s) AS alike "
-        f"FROM {table} WHERE normalised %% %s AND {condition} ORDER BY alike DESC, id LIMIT 1"
+        "SELECT k.position, near.* FROM unnest(%s::text[], %s::bigint[]) WITH ORDINALITY AS k(key, premise_id, position)"
+        " CROSS JOIN LATERAL (SELECT w.id, w.worker_id, COALESCE(w.cluster_root_id, w.id),"
+        f" similarity(w.normalised, k.key) AS alike FROM {table} w"
+        f" WHERE w.normalised %% k.key AND w.premise_id <> k.premise_id AND {condition}"
+        " ORDER BY alike DESC, w.id LIMIT 1) near"
     )
 
 
@@ -96,22 +100,32 @@ def nearest_sql(table: str, condition: str) -> str:
 def trigram_lookup(cursor: Any) -> Iterator[None]:
     """Around the lookup, in a transaction: `%` reads its threshold from pg_trgm.similarity_threshold,
     set for this transaction only, and sequential scans are off for the lookup alone: the planner
-    prices similarity() like an addition and scans, several times slower than the trigram index."""
-    cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", [str(COPY_SIMILARITY)])
-    cursor.execute("SELECT current_setting('enable_seqscan')")
-    (seqscan,) = cursor.fetchone()
-    cursor.execute("SELECT set_config('enable_seqscan', 'off', true)")
+    prices similarity() like an addition and scans, several times slower than the trigram index.
+    One statement sets both (the setting before is read first: OFFSET 0 keeps its subquery apart)."""
+    cursor.execute(
+        "SELECT before.seqscan, set_config('pg_trgm.similarity_threshold', %s, true),"
+        " set_config('enable_seqscan', 'off', true)"
+        " FROM (SELECT current_setting('enable_seqscan') AS seqscan OFFSET 0) before",
+        [str(COPY_SIMILARITY)],
+    )
+    (seqscan, _, _) = cursor.fetchone()
     try:
         yield
     finally:
         cursor.execute("SELECT set_config('enable_seqscan', %s, true)", [seqscan])
 
 
-def _nearest_on_postgresql(key: str, condition: str, params: list[int]) -> Copy | None:
+def _nearest_on_postgresql(keys: Sequence[tuple[str, int]], condition: str, params: list[int]) -> list[Copy | None]:
+    """For each (key, premise id), its nearest earlier sentence on another premise, or None."""
+    found: list[Copy | None] = [None] * len(keys)
     with connection.cursor() as cursor, trigram_lookup(cursor):
-        cursor.execute(nearest_sql(WrittenSentence._meta.db_table, condition), [key, key, *params])
-        row = cursor.fetchone()
-    return None if row is None else Copy(row[0], row[1], row[2], float(row[3]))
+        cursor.execute(
+            nearest_sql(WrittenSentence._meta.db_table, condition),
+            [[key for key, _ in keys], [premise_id for _, premise_id in keys], *params],
+        )
+        for position, sentence_id, worker_id, cluster_root_id, alike in cursor.fetchall():
+            found[position - 1] = Copy(sentence_id, worker_id, cluster_root_id, float(alike))
+    return found
 
 
 def is_paraphrase(signature: Sequence[str], earlier: Sequence[str], shared_own_words: int) -> bool:
@@ -127,23 +141,26 @@ def is_paraphrase(signature: Sequence[str], earlier: Sequence[str], shared_own_w
 
 
 def paraphrase_sql(table: str, condition: str) -> str:
-    """Candidates sharing at least MIN_SHARED_OWN_WORDS own words, most shared first (parameters:
-    the own words three times, then the condition's)."""
-    shared = "cardinality(ARRAY(SELECT unnest(own_words) INTERSECT SELECT unnest(%s::varchar[])))"
+    """Candidates on another premise sharing at least MIN_SHARED_OWN_WORDS own words, most shared
+    first (parameters: the own words three times, the premise's id, then the condition's)."""
+    shared = "cardinality(ARRAY(SELECT unnest(w.own_words) INTERSECT SELECT unnest(%s::varchar[])))"
     return (
-        f"SELECT id, worker_id, COALESCE(cluster_root_id, id), signature, {shared} AS shared "
-        f"FROM {table} WHERE own_words && %s::varchar[] AND {shared} >= {MIN_SHARED_OWN_WORDS} AND {condition} "
-        f"ORDER BY shared DESC, id LIMIT {PARAPHRASE_CANDIDATES}"
+        f"SELECT w.id, w.worker_id, COALESCE(w.cluster_root_id, w.id), w.signature, {shared} AS shared "
+        f"FROM {table} w WHERE w.own_words && %s::varchar[] AND {shared} >= {MIN_SHARED_OWN_WORDS}"
+        f" AND w.premise_id <> %s AND {condition} ORDER BY shared DESC, w.id LIMIT {PARAPHRASE_CANDIDATES}"
     )
 
 
-def _earlier_paraphrase(signature: str, own_words: list[str], condition: str, params: list[int]) -> Copy | None:
+def _earlier_paraphrase(
+    signature: str, own_words: list[str], premise_id: int, condition: str, params: list[int]
+) -> Copy | None:
     if len(own_words) < MIN_SHARED_OWN_WORDS:
         return None
     words = signature.split()
     with connection.cursor() as cursor:
         cursor.execute(
-            paraphrase_sql(WrittenSentence._meta.db_table, condition), [own_words, own_words, own_words, *params]
+            paraphrase_sql(WrittenSentence._meta.db_table, condition),
+            [own_words, own_words, own_words, premise_id, *params],
         )
         candidates = cursor.fetchall()
     for sentence_id, worker_id, cluster_root_id, earlier, shared in candidates:
@@ -155,25 +172,42 @@ def _earlier_paraphrase(signature: str, own_words: list[str], condition: str, pa
     return None
 
 
+def earlier_copies(
+    worker: Worker, study_session: StudySession | None, written: Sequence[tuple[int, str, str]]
+) -> list[Copy | None]:
+    """For each (premise id, text, the premise's text) written: the earlier written sentence the text
+    is a near-copy or a paraphrase of, or None. The near-copies of all of them in one lookup
+    (`nearest_sql`), then a paraphrase lookup for each text that has none."""
+    condition, params = _exclusions(worker, study_session)
+    keys = [(copy_key(text), premise_id) for premise_id, text, _ in written]
+    with transaction.atomic():
+        looked_up = [index for index, (key, _) in enumerate(keys) if can_be_a_copy(key)]
+        found: list[Copy | None] = [None] * len(written)
+        if looked_up:
+            for index, copy in zip(
+                looked_up, _nearest_on_postgresql([keys[index] for index in looked_up], condition, params), strict=True
+            ):
+                found[index] = copy
+        for index, (premise_id, text, premise_text) in enumerate(written):
+            if found[index] is None:
+                signature, own_words = paraphrase.stored_signature(text, premise_text)
+                found[index] = _earlier_paraphrase(signature, own_words, premise_id, condition, params)
+        return found
+
+
 def earlier_copy(
     worker: Worker, study_session: StudySession | None, premise_id: int, text: str, premise_text: str = ""
 ) -> Copy | None:
     """The earlier written sentence `text` (written on `premise_id`, which says `premise_text`) is a
     near-copy or a paraphrase of, or None."""
-    key = copy_key(text)
-    condition, params = _exclusions(worker, study_session, premise_id)
-    with transaction.atomic():
-        if can_be_a_copy(key):
-            found = _nearest_on_postgresql(key, condition, params)
-            if found is not None:
-                return found
-        signature, own_words = paraphrase.stored_signature(text, premise_text)
-        return _earlier_paraphrase(signature, own_words, condition, params)
+    return earlier_copies(worker, study_session, [(premise_id, text, premise_text)])[0]
 
 
 def copies_of(worker: Worker, study_session: StudySession | None, pairs: Sequence[Pair]) -> list[Copy | None]:
     """For each new pair, before it is recorded: the earlier sentence its hypothesis copies, or None."""
-    return [earlier_copy(worker, study_session, pair.premise_id, pair.hypothesis, pair.premise.text) for pair in pairs]
+    return earlier_copies(
+        worker, study_session, [(pair.premise_id, pair.hypothesis, pair.premise.text) for pair in pairs]
+    )
 
 
 def record_written_sentences(

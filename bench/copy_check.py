@@ -175,13 +175,13 @@ def explain(cursor, probes: list[str]) -> dict[str, object]:
     from authorship import copies
 
     sql = "EXPLAIN (ANALYZE, FORMAT JSON) " + copies.nearest_sql(
-        LOOKUP_TABLE, "premise_id <> %s AND NOT (worker_id = %s AND study_session_id = %s)"
+        LOOKUP_TABLE, "NOT (w.worker_id = %s AND w.study_session_id = %s)"
     )
     times: list[float] = []
     nodes: dict[str, int] = defaultdict(int)
     for probe in probes:
         with copies.trigram_lookup(cursor):
-            cursor.execute(sql, [probe, probe, -1, -1, -1])
+            cursor.execute(sql, [[probe], [-1], -1, -1])
             plan = cursor.fetchone()[0]
         plan = plan[0] if isinstance(plan, list) else json.loads(plan)[0]
         times.append(plan["Planning Time"] + plan["Execution Time"])

@@ -269,7 +269,7 @@ def phase(name, args, dataset, study, genres, workers, rng):
     session = StudySession.objects.create(study=study, worker=next(workers), external_session_id="counted")
     with CaptureQueriesContext(connection) as statements:
         claim_next_premise(session.worker, study_session=session)
-    print(f"    statements of one claim: {len(statements.captured_queries)} (BEGIN and COMMIT among them)")
+    print(f"    statements of one claim: {len(statements.captured_queries)}")
     from django.db.models import Exists, OuterRef
 
     from collection.models import WritingClaim
