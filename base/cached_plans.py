@@ -10,6 +10,10 @@ function:
     FIRST_READ = CachedStatement("collection_writing_first_read", sql, ["bigint", "text", ...], outputs)
     rows = FIRST_READ.run([worker.pk, ...])  # what cursor.execute(sql, params) would give
 
+A statement that must see what an earlier one locked (a lock, then a count under the lock) takes
+that earlier one as its `prelude`: PL/pgSQL statements run first, each with a snapshot of its own,
+setting variables the statement reads.
+
 The function's name ends in a hash of its definition. A changed statement is a new function, so the
 code never runs an older definition. The function is created the first time a process needs it, on a
 connection of its own, and committed at once, so a caller's transaction that rolls back does not

@@ -109,3 +109,36 @@ def test_a_literal_percent_stays_a_percent():
 def test_each_placeholder_needs_its_type():
     with pytest.raises(ValueError, match="2 placeholders, 1 parameter types"):
         CachedStatement("tests_short", "SELECT %s::int + %s::int", ["integer"], ["integer"])
+
+
+def test_a_prelude_sets_what_the_statement_reads_and_takes_the_first_placeholders():
+    statement = CachedStatement(
+        "tests_prelude",
+        "SELECT v_found, v_found + %s",
+        ["text", "integer"],
+        ["integer", "integer"],
+        prelude="SELECT d.writings_per_premise INTO v_found FROM collection_dataset d WHERE d.slug = %s;",
+        declare="v_found integer;",
+    )
+    Dataset.objects.create(slug="preluded", name="preluded", writings_per_premise=4)
+
+    assert statement.run(["preluded", 10]) == [(4, 14)]
+    assert statement.run(["missing", 10]) == [(None, None)]
+
+
+def test_a_prelude_returning_early_gives_no_rows():
+    statement = CachedStatement(
+        "tests_prelude_return",
+        "SELECT %s::integer",
+        ["boolean", "integer"],
+        ["integer"],
+        prelude="IF %s THEN RETURN; END IF;",
+    )
+
+    assert statement.run([True, 1]) == []
+    assert statement.run([False, 1]) == [(1,)]
+
+
+def test_the_prelude_placeholders_count_with_the_statements():
+    with pytest.raises(ValueError, match="2 placeholders, 1 parameter types"):
+        CachedStatement("tests_short_prelude", "SELECT %s::int", ["integer"], ["integer"], prelude="PERFORM %s;")
