@@ -48,6 +48,10 @@ class WritingEvidence(models.Model):
         indexes = [
             models.Index(fields=["study_session", "flagged"], name="evidence_session_flagged"),
             models.Index(fields=["worker", "flagged"], name="evidence_worker_flagged"),
+            # A writer's latest records (the repeat check outside a study, newest first): the
+            # writer's own range of the index, where the primary key walked back through every
+            # writer's records to learn that a new writer has none.
+            models.Index(fields=["worker", "-id"], name="evidence_worker_latest"),
             # The Pairs page's typing and repeated flags (`flags @> [flag]`): an index of the flags
             # each record holds, sized by the records that hold one, not a scan of every record.
             GinIndex(fields=["flags"], opclasses=["jsonb_path_ops"], name="evidence_flags"),

@@ -8,12 +8,16 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from corpus.models import Pair
+from corpus.models import Pair, Worker
 from corpus.scope import EVERYTHING, Scope
+from crowd.models import StudySession
 
 from .judgements import Flag
 from .models import SenseScore, SentenceTally, TypingTally, WritingEvidence, WrittenSentence
 from .sense import writer_low_sense
+
+# Outside a study, repeats are looked for among the writer's latest hypotheses.
+EARLIER_HYPOTHESES_OUTSIDE_A_STUDY = 30
 
 
 def typing_flags_by_worker(worker_ids: Iterable[int], scope: Scope = EVERYTHING) -> dict[int, dict[str, int]]:
@@ -259,3 +263,14 @@ def copy_clusters(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) ->
         }
         for root, group in zip(roots, groups, strict=True)
     ]
+
+
+def earlier_hypotheses_query(worker: Worker, study_session: StudySession | None) -> QuerySet[Any]:
+    """The (premise, hypothesis) of the writer's hypotheses a new one is checked for repeats against:
+    those of the study session, or outside a study the latest (index `evidence_worker_latest`)."""
+    rows = WritingEvidence.objects.filter(worker=worker, pair__isnull=False)
+    if study_session is not None:
+        rows = rows.filter(study_session=study_session)
+    else:
+        rows = rows.order_by("-pk")[:EARLIER_HYPOTHESES_OUTSIDE_A_STUDY]
+    return rows.values_list("pair__premise_id", "pair__hypothesis")

@@ -12,7 +12,7 @@ from corpus.models import Pair, Worker
 from crowd import hold_kinds
 from crowd.models import StudySession, TypingEvidenceAction
 
-from . import copies, judgements, sense, sentence_tally, typing_tally
+from . import copies, judgements, selectors, sense, sentence_tally, typing_tally
 from .evidence import FieldEvidence, read_evidence
 from .models import WritingEvidence
 
@@ -28,8 +28,6 @@ CLOCK_MESSAGE = (
     "This sentence arrived sooner than it can be typed since the task was handed out. "
     "Please type this sentence yourself."
 )
-# Outside a study, repeats are looked for among the writer's latest hypotheses.
-EARLIER_HYPOTHESES_OUTSIDE_A_STUDY = 30
 
 
 @dataclass(frozen=True)
@@ -119,12 +117,7 @@ def _evidence_row(
 
 
 def _earlier_hypotheses(worker: Worker, study_session: StudySession | None) -> list[tuple[int, str]]:
-    rows = WritingEvidence.objects.filter(worker=worker, pair__isnull=False)
-    if study_session is not None:
-        rows = rows.filter(study_session=study_session)
-    else:
-        rows = rows.order_by("-pk")[:EARLIER_HYPOTHESES_OUTSIDE_A_STUDY]
-    return [(premise_id, text) for premise_id, text in rows.values_list("pair__premise_id", "pair__hypothesis")]
+    return [(premise_id, text) for premise_id, text in selectors.earlier_hypotheses_query(worker, study_session)]
 
 
 def record_writing_evidence(

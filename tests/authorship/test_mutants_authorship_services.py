@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from django.db.models import Sum
 
-from authorship import services
+from authorship import selectors, services
 from authorship.judgements import Flag
 from authorship.models import TypingTally, WritingEvidence, WrittenSentence
 from corpus.models import Label, Pair, Worker
@@ -272,7 +272,7 @@ def test_outside_a_study_repeats_are_looked_for_among_the_thirty_latest_hypothes
     WritingEvidence.objects.bulk_create(
         [WritingEvidence(worker=worker, pair=pair, field_name="n") for pair in [oldest, *later]]
     )
-    assert services.EARLIER_HYPOTHESES_OUTSIDE_A_STUDY == 30
+    assert selectors.EARLIER_HYPOTHESES_OUTSIDE_A_STUDY == 30
     (again,) = pairs_of(worker, [text])
     (row,) = services.record_writing_evidence(worker, None, records.page({"n": records.typed(text)}), [("n", again)])
     assert str(Flag.REPEATED) not in row.flags
@@ -370,7 +370,7 @@ def test_a_try_that_is_not_yet_a_pair_is_no_earlier_hypothesis(make_worker: Any)
     (oldest,) = pairs_of(outside, [own])
     WritingEvidence.objects.create(worker=outside, pair=oldest, field_name="n")
     WritingEvidence.objects.bulk_create(
-        [WritingEvidence(worker=outside, field_name="h") for _ in range(services.EARLIER_HYPOTHESES_OUTSIDE_A_STUDY)]
+        [WritingEvidence(worker=outside, field_name="h") for _ in range(selectors.EARLIER_HYPOTHESES_OUTSIDE_A_STUDY)]
     )
     (again,) = pairs_of(outside, [own])
     (row,) = services.record_writing_evidence(outside, None, records.page({"n": records.typed(own)}), [("n", again)])

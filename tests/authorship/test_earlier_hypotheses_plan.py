@@ -1,0 +1,51 @@
+"""A submit outside a study checks the new hypotheses for repeats against the writer's latest ones
+(`authorship.selectors.earlier_hypotheses_query`). A writer new to a large table of typing records
+is answered from their own range of the index `evidence_worker_latest`, never by walking the
+primary key back through every other writer's records to learn that they have none."""
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from django.db import connection
+
+from authorship.models import WritingEvidence
+from authorship.selectors import earlier_hypotheses_query
+from tests.collection.writing_helpers import add_premises, writing_setup
+
+OTHER_WRITERS, RECORDS = 40, 10_000
+
+
+def evidence_scans(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    if plan.get("Relation Name") == WritingEvidence._meta.db_table:
+        yield plan
+    for child in plan.get("Plans", []):
+        yield from evidence_scans(child)
+
+
+def test_a_new_writers_latest_hypotheses_are_read_from_their_own_range(make_worker):
+    dataset, genre = writing_setup()
+    (premise,) = add_premises(dataset, genre, 1)
+    others = [make_worker() for _ in range(OTHER_WRITERS)]
+    pair = dataset.pairs.create(premise=premise, pair_id="p0", hypothesis="A boat left.", author_label="neutral")
+    with connection.cursor() as cursor:
+        # Every record points at one pair (its one-record rule set aside in this test's transaction),
+        # so that one statement fills the table as a crowd of writers would.
+        cursor.execute(
+            f"ALTER TABLE {WritingEvidence._meta.db_table} DROP CONSTRAINT authorship_writingevidence_pair_id_key"
+        )
+    WritingEvidence.objects.bulk_create(
+        (WritingEvidence(pair=pair, worker=others[n % OTHER_WRITERS], field_name="neutral") for n in range(RECORDS)),
+        batch_size=5000,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {WritingEvidence._meta.db_table}")
+        sql, params = earlier_hypotheses_query(make_worker(), None).query.sql_with_params()
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
+        explained = cursor.fetchone()[0]
+    plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]
+    scans = list(evidence_scans(plan["Plan"]))
+    assert scans, plan
+    for scan in scans:
+        assert scan.get("Index Name") == "evidence_worker_latest", scan
+        assert scan.get("Rows Removed by Filter", 0) == 0, scan
