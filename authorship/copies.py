@@ -195,14 +195,6 @@ def earlier_copies(
         return found
 
 
-def earlier_copy(
-    worker: Worker, study_session: StudySession | None, premise_id: int, text: str, premise_text: str = ""
-) -> Copy | None:
-    """The earlier written sentence `text` (written on `premise_id`, which says `premise_text`) is a
-    near-copy or a paraphrase of, or None."""
-    return earlier_copies(worker, study_session, [(premise_id, text, premise_text)])[0]
-
-
 def copies_of(worker: Worker, study_session: StudySession | None, pairs: Sequence[Pair]) -> list[Copy | None]:
     """For each new pair, before it is recorded: the earlier sentence its hypothesis copies, or None."""
     return earlier_copies(
