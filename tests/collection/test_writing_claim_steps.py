@@ -1,0 +1,75 @@
+"""The writing claim's steps (`collection.writing_claims._lock_and_take`), each found unguarded by a
+library mutant: a study served in random order gets its own permutation of the premises through
+the claim itself, a step that fails inside a caller's transaction leaves that transaction usable for
+the claim's retry, and the candidate statement keeps what it is asked of its lock and its order."""
+
+import hashlib
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from collection import writing_claims
+from crowd.models import ServingOrder, StudySession, TaskKind
+from tests.collection.writing_helpers import add_premises, make_study, writing_setup
+from tests.present import present
+
+pytestmark = pytest.mark.django_db
+
+PERMUTED = 4294967291
+
+
+def test_a_study_served_in_random_order_claims_its_own_permutation_of_the_premises(make_worker):
+    dataset, genre = writing_setup("random-steps")
+    premises = add_premises(dataset, genre, 12)
+    study = make_study(dataset, slug="random-steps", task_kind=TaskKind.WRITING, serving_order=ServingOrder.RANDOM)
+    seed = int(hashlib.sha256(f"{study.pk}:{study.code_secret}".encode()).hexdigest()[:8], 16) % PERMUTED
+    expected = [p.pk for p in sorted(premises, key=lambda p: ((p.pk * 2654435761 + seed) % PERMUTED, p.pk))]
+
+    claimed = []
+    for n in range(len(premises)):
+        worker = make_worker()
+        session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"r{n}")
+        claimed.append(present(writing_claims.claim_next_premise(worker, study_session=session)).premise_id)
+
+    assert claimed == expected
+    assert claimed != sorted(claimed)  # not import order: the permutation moved something
+
+
+def test_a_step_that_fails_inside_the_callers_transaction_leaves_it_usable_for_the_retry(make_worker):
+    dataset, genre = writing_setup("step-retry")
+    add_premises(dataset, genre, 2)
+    worker = make_worker()
+    with connection.cursor() as cursor:
+        # The first insert of a claim fails as a second tab's claim would make it fail (a unique
+        # violation); the retry's succeeds. A sequence counts the tries: a rollback keeps its value.
+        cursor.execute("CREATE TEMPORARY SEQUENCE claim_tries")
+        cursor.execute(
+            "CREATE FUNCTION pg_temp.fail_first_claim() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            " IF nextval('claim_tries') = 1 THEN RAISE unique_violation USING MESSAGE = 'a claim made meanwhile';"
+            " END IF; RETURN NEW; END $$"
+        )
+        cursor.execute(
+            "CREATE TRIGGER fail_first_claim BEFORE INSERT ON collection_writingclaim"
+            " FOR EACH ROW EXECUTE FUNCTION pg_temp.fail_first_claim()"
+        )
+
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM collection_writingclaim WHERE worker_id = %s", [worker.pk])
+        assert cursor.fetchone()[0] == 1
+    assert claim.worker_id == worker.pk
+
+
+def test_a_candidate_statement_waits_or_skips_and_orders_as_it_is_asked(make_worker):
+    dataset, _ = writing_setup("statement-asks")
+    worker, now = make_worker(), timezone.now()
+
+    skipping, _ = writing_claims.candidate_statement(worker, now, dataset=dataset)
+    waiting, _ = writing_claims.candidate_statement(worker, now, dataset=dataset, wait=True)
+    shuffled, params = writing_claims.candidate_statement(worker, now, dataset=dataset, shuffle_seed=PERMUTED + 5)
+
+    assert skipping.endswith("SKIP LOCKED") and not waiting.endswith("SKIP LOCKED")
+    assert "MOD(o.premise_id * 2654435761 + %s, 4294967291)" in shuffled and params[-1] == 5
+    assert "MOD(" not in skipping
