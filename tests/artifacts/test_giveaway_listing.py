@@ -1,8 +1,6 @@
 """A dataset's default give-away listing is kept (artifacts.listings): read as kept while the word
 tally stands still, recomputed once the tally moves, and recomputed after a fold, off the page."""
 
-import json
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -15,6 +13,7 @@ from corpus import tallies
 from corpus.models import Label, WordTally
 from corpus.scope import Scope
 from tests import factories
+from tests.plans import analysed_plan, nodes_reading
 
 pytestmark = pytest.mark.django_db
 
@@ -97,14 +96,6 @@ def test_a_datasets_listing_is_kept_once_so_the_page_follows_the_tally_at_once(c
     assert GiveawayListing.objects.get(dataset=dataset).listing == giveaway_words_for(Scope.of_dataset(dataset))
 
 
-def scans_of(plan, table):
-    """Every node of an EXPLAIN (FORMAT JSON) plan that reads `table`."""
-    if plan.get("Relation Name") == table:
-        yield plan
-    for child in plan.get("Plans", []):
-        yield from scans_of(child, table)
-
-
 def test_the_newer_row_probe_reads_one_index_entry_whatever_the_other_datasets_wrote():
     """The probe "has the dataset a word tally row newer than its listing" read every newer row of
     the other datasets (1.2M rows after another import), because the planner guessed that among
@@ -126,10 +117,8 @@ def test_the_newer_row_probe_reads_one_index_entry_whatever_the_other_datasets_w
         assert not listings._changed_since(dataset, mark)
     (probe,) = asked.captured_queries
     with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {probe['sql']}")
-        explained = cursor.fetchone()[0]
-    plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]["Plan"]
-    scans = list(scans_of(plan, table))
+        plan = analysed_plan(cursor, probe["sql"])
+    scans = list(nodes_reading(plan, table))
     assert scans, plan
     read = sum(scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0) for scan in scans)
     assert read <= 1, plan  # the next dataset's first row at most, never the newer rows

@@ -3,24 +3,14 @@
 is answered from their own range of the index `evidence_worker_latest`, never by walking the
 primary key back through every other writer's records to learn that they have none."""
 
-import json
-from collections.abc import Iterator
-from typing import Any
-
 from django.db import connection
 
 from authorship.models import WritingEvidence
 from authorship.selectors import earlier_hypotheses_query
 from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.plans import analysed_plan, nodes_reading
 
 OTHER_WRITERS, RECORDS = 40, 10_000
-
-
-def evidence_scans(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    if plan.get("Relation Name") == WritingEvidence._meta.db_table:
-        yield plan
-    for child in plan.get("Plans", []):
-        yield from evidence_scans(child)
 
 
 def test_a_new_writers_latest_hypotheses_are_read_from_their_own_range(make_worker):
@@ -41,10 +31,8 @@ def test_a_new_writers_latest_hypotheses_are_read_from_their_own_range(make_work
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {WritingEvidence._meta.db_table}")
         sql, params = earlier_hypotheses_query(make_worker(), None).query.sql_with_params()
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
-        explained = cursor.fetchone()[0]
-    plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]
-    scans = list(evidence_scans(plan["Plan"]))
+        plan = analysed_plan(cursor, sql, params)
+    scans = list(nodes_reading(plan, WritingEvidence._meta.db_table))
     assert scans, plan
     for scan in scans:
         assert scan.get("Index Name") == "evidence_worker_latest", scan

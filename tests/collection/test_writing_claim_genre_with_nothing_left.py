@@ -5,8 +5,6 @@ The plans are read with EXPLAIN ANALYZE on a dataset whose written-out genre and
 work both hold thousands of premises: the candidate statement for the written-out genre reads no
 premise at all, and the one for the other genre reads the one premise it locks."""
 
-import json
-
 import pytest
 from django.db import connection
 from django.utils import timezone
@@ -15,6 +13,7 @@ from collection import writing_claims
 from corpus.models import Genre, Premise
 from crowd.models import ServingOrder, Study, StudySession, TaskKind
 from tests.collection.writing_helpers import writing_setup
+from tests.plans import analysed_plan, nodes_reading
 
 pytestmark = pytest.mark.django_db
 
@@ -39,23 +38,14 @@ def two_genres_one_written_out():
     return dataset, written_out, with_work
 
 
-def premise_scans(plan):
-    if plan.get("Relation Name") == writing_claims.ORDER_TABLE:
-        yield plan
-    for child in plan.get("Plans", []):
-        yield from premise_scans(child)
-
-
 def candidate_plan(worker, dataset, genre):
     sql, params = writing_claims.candidate_statement(worker, timezone.now(), dataset=dataset, pool=([genre.pk], []))
     with connection.cursor() as cursor:
         # The walk is what is measured: a table this small might otherwise be read whole and sorted.
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("SET LOCAL enable_sort = off")
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
-        explained = cursor.fetchone()[0]
-    plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]["Plan"]
-    scans = list(premise_scans(plan))
+        plan = analysed_plan(cursor, sql, params)
+    scans = list(nodes_reading(plan, writing_claims.ORDER_TABLE))
     assert scans, plan
     return scans
 

@@ -8,24 +8,15 @@ expiring after now" then looks like no row at all, and an index led by the expir
 cheapest way to count a premise's live claims, walking every open claim for each premise the claim
 passes. Every index of the claim table that serves the count is led by the premise."""
 
-import json
-
 from django.db import connection
 from django.utils import timezone
 
 from collection import writing_claims
 from collection.models import WritingClaim
 from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.plans import analysed_plan, nodes_reading
 
 HISTORY, OPEN = 6000, 3000
-
-
-def claim_scans(plan):
-    """Every plan node that reads the claim table under the live-claims alias `c`."""
-    if plan.get("Relation Name") == WritingClaim._meta.db_table and plan.get("Alias") == "c":
-        yield plan
-    for child in plan.get("Plans", []):
-        yield from claim_scans(child)
 
 
 def test_live_writing_claims_are_counted_by_premise_with_stale_statistics(make_worker):
@@ -47,10 +38,8 @@ def test_live_writing_claims_are_counted_by_premise_with_stale_statistics(make_w
         cursor.execute(f"ANALYZE {table}")  # the statistics of a table of history
         cursor.execute(fill, [claimer.pk, held.pk, "open", 20, OPEN])  # the crowd arrives
         sql, params = writing_claims.candidate_statement(worker, timezone.now(), dataset=dataset)
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
-        explained = cursor.fetchone()[0]
-    plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]
-    scans = list(claim_scans(plan["Plan"]))
+        plan = analysed_plan(cursor, sql, params)
+    scans = list(nodes_reading(plan, WritingClaim._meta.db_table, alias="c"))
     assert scans, plan
     for scan in scans:
         assert "premise_id" in scan.get("Index Cond", ""), scan

@@ -7,25 +7,16 @@ now" looks like no row at all. An index on the expiry alone was then the cheapes
 candidate pair's live claims, and it walked every open claim for every candidate. Every index of
 open claims is led by the pair (`valclaim_open`), so each count is one pair's lookup."""
 
-import json
-
 from django.db import connection
 from django.utils import timezone
 
+from tests.plans import analysed_plan, nodes_reading
 from validation.models import ValidationClaim
 from validation.selectors import candidate_statement
 
 from .validation_factories import make_pair
 
 HISTORY, OPEN = 6000, 3000
-
-
-def claim_scans(plan):
-    """Every plan node that reads the claim table under the live-claims alias `c`."""
-    if plan.get("Relation Name") == ValidationClaim._meta.db_table and plan.get("Alias") == "c":
-        yield plan
-    for child in plan.get("Plans", []):
-        yield from claim_scans(child)
 
 
 def test_live_claims_are_counted_by_pair_with_stale_statistics(dataset, make_worker):
@@ -45,10 +36,8 @@ def test_live_claims_are_counted_by_pair_with_stale_statistics(dataset, make_wor
         cursor.execute(f"ANALYZE {table}")  # the statistics of a table of history
         cursor.execute(fill, [pairs[1].pk, claimer.pk, "open", 20, OPEN])  # the crowd arrives
         sql, params = candidate_statement(worker, timezone.now(), dataset=dataset, limit=15)
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
-        explained = cursor.fetchone()[0]
-    plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]
-    scans = list(claim_scans(plan["Plan"]))
+        plan = analysed_plan(cursor, sql, params)
+    scans = list(nodes_reading(plan, ValidationClaim._meta.db_table, alias="c"))
     assert scans, plan
     for scan in scans:
         assert "pair_id" in scan.get("Index Cond", ""), scan
