@@ -7,8 +7,8 @@ statements of a PL/pgSQL function keep their plans in whichever server connectio
 hot statement is written here once, as SQL with `%s` placeholders, and runs as the body of a
 function:
 
-    FIRST_READ = CachedStatement("collection_writing_first_read", sql, ["bigint", "text", ...], outputs)
-    rows = FIRST_READ.run([worker.pk, ...])  # what cursor.execute(sql, params) would give
+    CLAIM = CachedStatement("collection_writing_claim", sql, ["bigint", "text", ...], outputs)
+    rows = CLAIM.run([worker.pk, ...])  # what cursor.execute(sql, params) would give
 
 A statement that must see what an earlier one locked (a lock, then a count under the lock) takes
 that earlier one as its `prelude`: PL/pgSQL statements run first, each with a snapshot of its own,
@@ -49,6 +49,11 @@ class CachedStatement:
     # they set (`declare`, as a DECLARE section lists them): the placeholders of `prelude` come first.
     prelude: str = ""
     declare: str = ""
+    # Plan each statement once for the connection, never for the values of a call: for statements
+    # whose plan does not depend on the values (an index walk with LIMIT 1, a lookup by key), the
+    # custom plans PostgreSQL otherwise tries, and keeps trying when it estimates a generic plan
+    # dearer, cost the planning the function exists to save.
+    generic_plans: bool = False
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -69,9 +74,10 @@ class CachedStatement:
         )
         outputs = ", ".join(f"out_{index} {kind}" for index, kind in enumerate(self.outputs, 1))
         declare = f"DECLARE {self.declare} " if self.declare else ""
+        planned = " SET plan_cache_mode = force_generic_plan" if self.generic_plans else ""
         return (
             f"CREATE OR REPLACE FUNCTION {name}({', '.join(self.parameters)}) RETURNS TABLE ({outputs})"
-            f" LANGUAGE plpgsql VOLATILE AS $body$ {declare}BEGIN {prelude} RETURN QUERY {body}; END $body$"
+            f" LANGUAGE plpgsql VOLATILE{planned} AS $body$ {declare}BEGIN {prelude} RETURN QUERY {body}; END $body$"
         )
 
     @property

@@ -78,10 +78,13 @@ def run_threads(count, items, function):
     return len(latencies), time.perf_counter() - started, latencies, errors
 
 
-def run_processes(count, items, function):
+def run_processes(count, items, function, warm_items=None):
     """function(item) for every item from `count` forked processes, as a web server's workers take
     claims (an interpreter and a connection each, no lock shared between them); (calls, seconds,
-    latencies, errors). Each process connects before the clock starts."""
+    latencies, errors). Each process connects before the clock starts and, given `warm_items` (one a
+    process), calls the function once on its own, untimed, as a server's worker has served requests
+    on its connection before (`DATABASE_CONN_MAX_AGE` keeps it for a minute): the server's caches of
+    the connection (catalogue, compiled functions, plans) are warm."""
     import multiprocessing
 
     from django.db import connection, connections
@@ -90,11 +93,13 @@ def run_processes(count, items, function):
     context = multiprocessing.get_context("fork")
     results, ready, start = context.Queue(), context.Semaphore(0), context.Event()
 
-    def body(share):
+    def body(share, warm_item):
         latencies: list[float] = []
         errors: list[str] = []
         try:
             connection.ensure_connection()
+            if warm_item is not None:
+                function(warm_item)
             ready.release()
             start.wait()
             timed_calls(share, function, latencies, errors)
@@ -102,7 +107,10 @@ def run_processes(count, items, function):
             connections.close_all()
             results.put((latencies, errors))
 
-    processes = [context.Process(target=body, args=(items[i::count],)) for i in range(count)]
+    processes = [
+        context.Process(target=body, args=(items[i::count], warm_items[i] if warm_items else None))
+        for i in range(count)
+    ]
     for process in processes:
         process.start()
     for _ in processes:
@@ -223,11 +231,17 @@ def phase(name, args, dataset, study, genres, workers, rng):
             cursor.execute("SELECT id FROM collection_premise WHERE id = %s FOR UPDATE", [pk])
             cursor.fetchone()
 
-    run = run_processes if args.runners == "processes" else run_threads
+    def run(items, function, warm_items):
+        if args.runners == "threads":
+            return run_threads(args.concurrency, items, function)
+        return run_processes(args.concurrency, items, function, warm_items if args.warm_connections else None)
+
     premise_ids = [rng.randrange(1, args.premises) for _ in range(args.claims)]
     base = max(
         calls / seconds
-        for calls, seconds, _, _ in (run(args.concurrency, premise_ids, one_row_for_update) for _ in range(3))
+        for calls, seconds, _, _ in (
+            run(premise_ids, one_row_for_update, premise_ids[: args.concurrency]) for _ in range(3)
+        )
     )
     print(f"  {name}: one-row FOR UPDATE txn {base:,.0f}/s  {load()}")
 
@@ -247,10 +261,14 @@ def phase(name, args, dataset, study, genres, workers, rng):
             StudySession(study=study, worker=worker, external_session_id=f"s{worker.pk}")
             for worker in (next(workers) for _ in range(args.claims))
         )
-        for session in batch:
+        warm_ups = StudySession.objects.bulk_create(
+            StudySession(study=study, worker=worker, external_session_id=f"w{worker.pk}")
+            for worker in (next(workers) for _ in range(args.concurrency if args.warm_connections else 0))
+        )
+        for session in [*batch, *warm_ups]:
             session.study = study  # as the task view has it, read with the session
         wal_before = wal_position()
-        calls, seconds, latencies, errors = run(args.concurrency, batch, claim)
+        calls, seconds, latencies, errors = run(batch, claim, warm_ups)
         rate = calls / seconds
         wal = (wal_position() - wal_before) / max(calls, 1) / 1024
         print(
@@ -301,6 +319,12 @@ def main():
         default="processes",
         help="claimers as forked processes, as a web server's workers (the default), or as threads of one "
         "process, which share its interpreter lock",
+    )
+    parser.add_argument(
+        "--warm-connections",
+        action="store_true",
+        help="each process makes one untimed call on its connection first (the baseline's and the claim's), as "
+        "a server's worker has on a connection it keeps; without it each run's connections are new",
     )
     args = parser.parse_args()
 

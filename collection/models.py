@@ -114,6 +114,29 @@ class HypothesisTally(Tally):
         verbose_name_plural = "hypothesis tallies"
 
 
+class PremiseGroup(models.Model):
+    """A dataset's premises with a split, counted per genre × import file: where a balanced study's
+    claim finds the genres and files of its pool (a table of a few rows, where the premises are
+    hundreds of thousands). Kept by triggers on the premises (migration 0018), in the statement that
+    adds, changes or removes them."""
+
+    # The unique constraint's index leads with the dataset: no index of its own.
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+", db_index=False)
+    genre = models.ForeignKey(Genre, on_delete=models.CASCADE, related_name="+", db_index=False)
+    source = models.CharField(max_length=255, blank=True)
+    premises = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "genre", "source"], name="one_premise_group_per_genre_and_file")
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"dataset {self.dataset_id}: {self.premises} premises (genre {self.genre_id}, {self.source or 'no file'})"
+        )
+
+
 class StudyServed(models.Model):
     """Writing claims made in a study per genre × import file: the balanced serving order's count,
     asked on every claim (counted from the claims, that read would grow with the crowd).

@@ -1,10 +1,8 @@
 """Reads for the writing pages: a worker's own claims, a family's worked examples and FAQ."""
 
-import hashlib
 import uuid
 
-from django.core.cache import cache
-from django.db.models import Prefetch, QuerySet, Sum
+from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
@@ -13,7 +11,7 @@ from crowd.claiming import claim_key
 from crowd.models import Study
 from crowd.selectors import pool_limits
 
-from .models import StudyServed, WritingClaim
+from .models import WritingClaim
 
 
 def claim_for_worker(worker: Worker, token: uuid.UUID | str) -> WritingClaim:
@@ -65,45 +63,3 @@ def premises_without_split(dataset: Dataset, study: Study | None = None) -> int:
     """Available premises of the pool that have no split: a writing claim serves none of them."""
     unassigned: int = pool_premises(dataset, study).filter(split="").count()
     return unassigned
-
-
-# A pool's genres and files change only with an import: a balanced claim reads them from here.
-POOL_GROUPS_SECONDS = 60
-
-
-def pool_genres(dataset_id: int, sources: list[str]) -> list[int]:
-    """The genres of a dataset's premises with a split (within these files, if any), by pk; cached
-    a minute, as a balanced writing claim asks on each claim."""
-    key = f"pool-genres:{dataset_id}:{hashlib.sha256(repr(sorted(sources)).encode()).hexdigest()[:16]}"
-    found = cache.get(key)
-    if found is None:
-        premises = Premise.objects.filter(dataset_id=dataset_id).exclude(split="")
-        if sources:
-            premises = premises.filter(source__in=sources)
-        found = sorted(set(premises.order_by().values_list("genre_id", flat=True).distinct()))
-        cache.set(key, found, POOL_GROUPS_SECONDS)
-    return list(found)
-
-
-def pool_sources(dataset_id: int, genres: list[int]) -> list[str]:
-    """The import files of a dataset's premises with a split (within these genres), cached as above."""
-    key = f"pool-sources:{dataset_id}:{','.join(map(str, sorted(genres)))}"
-    found = cache.get(key)
-    if found is None:
-        premises = Premise.objects.filter(dataset_id=dataset_id).exclude(split="").exclude(source="")
-        if genres:
-            premises = premises.filter(genre_id__in=genres)
-        found = sorted(set(premises.order_by().values_list("source", flat=True).distinct()))
-        cache.set(key, found, POOL_GROUPS_SECONDS)
-    return list(found)
-
-
-def study_served(study_id: int) -> dict[tuple[int, str], int]:
-    """The writing claims made in a study so far per (genre pk, import file), in one statement."""
-    rows = (
-        StudyServed.objects.filter(study_id=study_id)
-        .values_list("genre_id", "source")
-        .annotate(n=Sum("claims"))
-        .order_by()
-    )
-    return {(genre, source): n for genre, source, n in rows}

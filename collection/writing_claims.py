@@ -9,7 +9,9 @@ The claim policy, top to bottom (see `claim_next_premise`):
      claimed by this worker; the least-written come first so work spreads evenly;
   4. the candidate's claim-order row (`ORDER_TABLE`) is locked with SELECT ... FOR NO KEY UPDATE
      SKIP LOCKED, so two workers asking at the same moment never wait on, or get, the same
-     premise. The steps are every task's (`crowd.claiming`, the writing task's rule `WRITING_CLAIMS`).
+     premise. The steps are every task's (`crowd.claiming`); the writing claim runs them, with the
+     study's serving order, in one call of a database function (`_claim_statement`), and takes an
+     expired claim back by the rule `WRITING_CLAIMS`.
 
 Whatever else changes a premise's room (a submit's writings done, a hold, a retirement, a split)
 updates the premise, whose trigger updates its order row and so waits for a claimer's lock on it.
@@ -20,10 +22,8 @@ the premise at its commit while it holds the order row, and a FOR UPDATE there w
 import contextlib
 import functools
 import hashlib
-import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,12 +33,10 @@ from django.utils import timezone
 
 from base.cached_plans import CachedStatement
 from corpus.models import Dataset, Premise, PremiseStatus, Worker, WorkerExclusion
-from crowd.claiming import ClaimRule, claim_rows, is_live, live_claims_sql, live_params, lock_clause, marks
+from crowd.claiming import ClaimRule, db_time, is_live, live_claims_sql, live_params, lock_clause, marks
 from crowd.holds import HoldRenewal, others_waiting, take_backs_allowed
-from crowd.models import ClaimStatus, ServingOrder, Study, StudySession, TaskClaim
-from crowd.selectors import pool_limits
+from crowd.models import ClaimStatus, ServingOrder, Study, StudySession
 
-from . import selectors
 from .models import StudyServed, WritingClaim
 
 # How many locked candidates a claim re-checks before it gives up (each was full on a re-count).
@@ -76,6 +74,79 @@ _LIVE_CLAIMS_OF_ORDER = live_claims_sql("collection_writingclaim", "premise_id",
 ORDER_TABLE = "collection_premise_claim_order"
 
 
+# The inputs of the candidate lock by name, and the claim function's variable holding each.
+_CANDIDATE_VARIABLES = {
+    "dataset": "v_dataset",
+    "genre": "v_genre",
+    "writings": "v_writings",
+    "worker": "v_worker",
+    "open": "v_open",
+    "now": "v_now",
+    "team": "v_team",
+    "genres": "v_pool_genres",
+    "sources": "v_pool_sources",
+    "tried": "v_tried",
+    "shuffle": "v_shuffle",
+}
+# A random study's permutation of the premise ids: id * a large odd number, modulo a prime below 2^32.
+_PERMUTATION_PRIME = 4294967291
+
+
+def _candidate_sql(
+    *, has_dataset: bool, genres: int, has_sources: bool, shuffled: bool, wanted: int, wait: bool
+) -> tuple[str, list[str]]:
+    """The candidate lock for a request of this shape (`genres`: how many genres the pool names, 2
+    for several), with `%s` for each input, and each input's name (`_CANDIDATE_VARIABLES`) in order.
+    The text depends only on the shape, so each shape keeps one plan (`_claim_statement`)."""
+    names: list[str] = []
+    joined = f" INNER JOIN {Premise._meta.db_table} p ON p.id = o.premise_id" if has_sources else ""
+    if has_dataset:
+        of_dataset, limit = "o.dataset_id = %s", "%s"
+        names.append("dataset")
+    else:
+        joined += " INNER JOIN collection_dataset d ON d.id = o.dataset_id"
+        of_dataset, limit = "NOT d.is_imported", "d.writings_per_premise"
+    one_genre = has_dataset and genres == 1
+    if one_genre:
+        # Dataset and genre lead `premise_genre_claim_order_walk`: the walk stays inside the genre.
+        of_dataset += " AND o.genre_id = %s"
+        names.append("genre")
+    if has_dataset:
+        # The range's end: only premises still wanting writings are read, so a pool with none
+        # left is an empty index range, not a walk of its written premises.
+        of_dataset += " AND o.writings_done < %s"
+        names.append("writings")
+    names += ["worker", "open", "now"]
+    if has_dataset:
+        names.append("writings")
+    # The exclusion is a wall: an exclusion committed after the claim began still holds.
+    team = "%s" if has_dataset else "d.team_id"
+    names += ["worker", "team"] if has_dataset else ["worker"]
+    sql = (
+        f"SELECT o.premise_id FROM {ORDER_TABLE} o{joined} WHERE o.claimable AND {of_dataset}"
+        " AND NOT (o.premise_id IN (SELECT w.premise_id FROM collection_writingclaim w WHERE w.worker_id = %s))"
+        f" AND o.writings_done + {_LIVE_CLAIMS_OF_ORDER} < {limit}"
+        f" AND NOT EXISTS (SELECT 1 FROM {WorkerExclusion._meta.db_table} x WHERE x.worker_id = %s AND x.team_id = {team})"
+    )
+    if genres and not one_genre:
+        sql += " AND o.genre_id = ANY(%s)"
+        names.append("genres")
+    if has_sources:
+        sql += " AND p.source = ANY(%s)"
+        names.append("sources")
+    sql += " AND NOT (o.premise_id = ANY(%s))"
+    names.append("tried")
+    if shuffled:
+        sql += f" ORDER BY o.writings_done, o.claims_made, MOD(o.premise_id * 2654435761 + %s, {_PERMUTATION_PRIME}), o.premise_id"
+        names.append("shuffle")
+    else:
+        sql += " ORDER BY o.writings_done, o.claims_made, o.premise_id"
+    # A number, not an input: a kept plan knows it wants one row and walks the index, where a
+    # LIMIT it cannot see is planned as a tenth of the rows.
+    sql += f" LIMIT {int(wanted)}{lock_clause('o', wait=wait)}"
+    return sql, names
+
+
 def candidate_statement(
     worker: Worker,
     now: datetime,
@@ -87,10 +158,10 @@ def candidate_statement(
     wait: bool = False,
     shuffle_seed: int | None = None,
 ) -> tuple[str, list[Any]]:
-    """The writing claim's candidate lock: up to `wanted` premises this worker could be given now,
-    least-written first, locked (`crowd.claiming.lock_clause`), leaving out those `tried`; `pool`, a
-    study's genres and import files (`crowd.selectors.pool_limits`). Written in SQL: built by the ORM
-    it costs the claim more CPU than the database spends on all its statements.
+    """The writing claim's candidate lock, as the claim's function runs it, with values for its
+    inputs: up to `wanted` premises this worker could be given now, least-written first, locked
+    (`crowd.claiming.lock_clause`), leaving out those `tried`; `pool`, the genres and import files
+    it keeps to.
 
     A premise is available, has a split, still needs writings (writings done + open unexpired
     claims < the dataset's writings_per_premise) and was never claimed by this worker. The
@@ -107,148 +178,69 @@ def candidate_statement(
     `shuffle_seed` (a study served in random order) breaks the ties of writings done and claims
     made by a permutation of the premise ids of its own instead of import order: integer arithmetic,
     at the cost of sorting the least-written premises on each claim.
-
-    The statement's text depends only on the request's shape, never on its values (genres, files
-    and the premises tried are arrays), so one cached function serves every claim of a shape
-    (`_lock_and_take_statement`).
     """
-    sql, params, _ = _candidate(
-        worker, now, dataset=dataset, pool=pool, tried=tried, wanted=wanted, wait=wait, shuffle_seed=shuffle_seed
-    )
-    return sql, params
-
-
-def _candidate(
-    worker: Worker,
-    now: datetime,
-    *,
-    dataset: Dataset | None,
-    pool: tuple[list[int], list[str]],
-    tried: Sequence[int],
-    wanted: int,
-    wait: bool,
-    shuffle_seed: int | None,
-) -> tuple[str, list[Any], list[str]]:
-    """`candidate_statement`, with the SQL type of each parameter."""
-    params: list[Any] = []
-    types: list[str] = []
-
-    def takes(value: Any, kind: str) -> None:
-        params.append(value)
-        types.append(kind)
-
     genres, sources = pool
-    joined = f" INNER JOIN {Premise._meta.db_table} p ON p.id = o.premise_id" if sources else ""
-    if dataset is not None:
-        of_dataset, limit = "o.dataset_id = %s", "%s"
-        takes(dataset.pk, "bigint")
-    else:
-        joined += " INNER JOIN collection_dataset d ON d.id = o.dataset_id"
-        of_dataset, limit = "NOT d.is_imported", "d.writings_per_premise"
-    if dataset is not None and len(genres) == 1:
-        # Dataset and genre lead `premise_genre_claim_order_walk`: the walk stays inside the genre.
-        of_dataset += " AND o.genre_id = %s"
-        takes(genres[0], "bigint")
-    if dataset is not None:
-        # The range's end: only premises still wanting writings are read, so a pool with none
-        # left is an empty index range, not a walk of its written premises.
-        of_dataset += " AND o.writings_done < %s"
-        takes(dataset.writings_per_premise, "integer")
-    takes(worker.pk, "bigint")
-    for value, kind in zip(live_params(now), ("text", "timestamptz"), strict=True):
-        takes(value, kind)
-    if dataset is not None:
-        takes(dataset.writings_per_premise, "integer")
-    # The exclusion is a wall: an exclusion committed after the claim's first read still holds.
-    team = "%s" if dataset is not None else "d.team_id"
-    takes(worker.pk, "bigint")
-    if dataset is not None:
-        takes(dataset.team_id, "bigint")
-    sql = (
-        f"SELECT o.premise_id FROM {ORDER_TABLE} o{joined} WHERE o.claimable AND {of_dataset}"
-        " AND NOT (o.premise_id IN (SELECT w.premise_id FROM collection_writingclaim w WHERE w.worker_id = %s))"
-        f" AND o.writings_done + {_LIVE_CLAIMS_OF_ORDER} < {limit}"
-        f" AND NOT EXISTS (SELECT 1 FROM {WorkerExclusion._meta.db_table} x WHERE x.worker_id = %s AND x.team_id = {team})"
+    sql, names = _candidate_sql(
+        has_dataset=dataset is not None,
+        genres=min(len(genres), 2),
+        has_sources=bool(sources),
+        shuffled=shuffle_seed is not None,
+        wanted=wanted,
+        wait=wait,
     )
-    if genres and not (dataset is not None and len(genres) == 1):
-        sql += " AND o.genre_id = ANY(%s)"
-        takes(list(genres), "bigint[]")
-    if sources:
-        sql += " AND p.source = ANY(%s)"
-        takes(list(sources), "text[]")
-    sql += " AND NOT (o.premise_id = ANY(%s))"
-    takes(list(tried), "bigint[]")
-    if shuffle_seed is None:
-        sql += " ORDER BY o.writings_done, o.claims_made, o.premise_id"
-    else:
-        sql += " ORDER BY o.writings_done, o.claims_made, MOD(o.premise_id * 2654435761 + %s, 4294967291), o.premise_id"
-        takes(shuffle_seed % 4294967291, "bigint")
-    # A number, not a parameter: a plan kept for every call (`_lock_and_take_statement`) knows it
-    # wants one row and walks the index, where a LIMIT it cannot see is planned as a tenth of the rows.
-    sql += f" LIMIT {int(wanted)}{lock_clause('o', wait=wait)}"
-    return sql, params, types
+    open_status, clock = live_params(now)
+    values: dict[str, Any] = {
+        "dataset": dataset.pk if dataset is not None else None,
+        "genre": genres[0] if genres else None,
+        "writings": dataset.writings_per_premise if dataset is not None else None,
+        "worker": worker.pk,
+        "open": open_status,
+        "now": clock,
+        "team": dataset.team_id if dataset is not None else None,
+        "genres": list(genres),
+        "sources": list(sources),
+        "tried": list(tried),
+        "shuffle": shuffle_seed % _PERMUTATION_PRIME if shuffle_seed is not None else None,
+    }
+    return sql, [values[name] for name in names]
 
 
-@dataclass(frozen=True)
-class Serving:
-    """How a study's claim walks its pool (`Study.serving_order`): the pool, each group it balances
-    (the pool narrowed to one genre or one file, least-served first), and the random order's seed."""
+def _locking_candidate() -> str:
+    """PL/pgSQL that locks the next candidate of the pool in `v_pool_genres` and `v_pool_sources`
+    into `v_locked`: the candidate statement of that shape (`_candidate_sql`), one static statement
+    a shape, so that each keeps its plan in the connection."""
 
-    pool: tuple[list[int], list[str]] = ([], [])
-    groups: tuple[tuple[list[int], list[str]], ...] = ()
-    shuffle_seed: int | None = None
-    # The groups are the pool's own genres or files, so together they are the pool: when every
-    # group has nothing left, asking the whole pool would only walk the premises outside it.
-    groups_cover_pool: bool = False
-
-
-Served = dict[tuple[int, str], int]
-
-
-def serving_of(study: Study | None, read: tuple[tuple[list[int], list[str]], Served] | None = None) -> Serving:
-    """A study's serving. Balanced: the pool's groups, genres when it holds two
-    or more, else its files, ordered by the study's claims in each so far (ties in random order),
-    so a pool of fiction and travel is written on half and half whatever the import order (the
-    claims made, `StudyServed`, kept by `_count_claims_served`); each
-    group is tried in turn and the whole pool last. Random: a permutation of its own per study.
-    Import order: the least-written premises by id, as before. `read`: the study's pool and served
-    counts already read (`_first_read`), else read here."""
-    if study is None:
-        return Serving()
-    pool = read[0] if read is not None else pool_limits(study)
-    seed = int(hashlib.sha256(f"{study.pk}:{study.code_secret}".encode()).hexdigest()[:8], 16)
-    if study.serving_order == ServingOrder.IMPORTED:
-        return Serving(pool=pool)
-    if study.serving_order == ServingOrder.RANDOM:
-        return Serving(pool=pool, shuffle_seed=seed)
-    genres, sources = pool
-    served = read[1] if read is not None else selectors.study_served(study.pk)
-    in_groups: list[tuple[list[int], list[str]]]
-    group_genres = genres or selectors.pool_genres(study.dataset_id, sources)
-    if len(group_genres) > 1:
-        key = dict.fromkeys(group_genres, 0)
-        for (genre, source), n in served.items():
-            if genre in key and (not sources or source in sources):
-                key[genre] += n
-        genre_order = sorted(group_genres, key=lambda g: (key[g], (g * 2654435761 + seed) % 4294967291))
-        in_groups = [([genre], sources) for genre in genre_order]
-        if genres:
-            return Serving(pool=pool, groups=tuple(in_groups), groups_cover_pool=True)
-    else:
-        group_sources = sources or selectors.pool_sources(study.dataset_id, genres)
-        if len(group_sources) < 2:
-            return Serving(pool=pool)
-        by_source: dict[str, int] = {}
-        for (genre, source), n in served.items():
-            if not genres or genre in genres:
-                by_source[source] = by_source.get(source, 0) + n
-        source_order = sorted(
-            group_sources, key=lambda name: (by_source.get(name, 0), hashlib.sha256(f"{seed}{name}".encode()).digest())
+    def statement(**shape: Any) -> str:
+        sql, names = _candidate_sql(wanted=1, **shape)
+        parts = sql.split("%s")
+        assert len(parts) == len(names) + 1
+        text = parts[0] + "".join(
+            _CANDIDATE_VARIABLES[name] + part for name, part in zip(names, parts[1:], strict=True)
         )
-        in_groups = [(genres, [name]) for name in source_order]
-        if sources:
-            return Serving(pool=pool, groups=tuple(in_groups), groups_cover_pool=True)
-    return Serving(pool=pool, groups=tuple(in_groups))
+        return text.replace("SELECT o.premise_id ", "SELECT o.premise_id INTO v_locked ", 1) + ";"
+
+    def by_wait(**shape: Any) -> str:
+        return f"IF v_wait THEN {statement(wait=True, **shape)} ELSE {statement(wait=False, **shape)} END IF;"
+
+    def by_order(**shape: Any) -> str:
+        return (
+            f"IF v_shuffle IS NULL THEN {by_wait(shuffled=False, **shape)}"
+            f" ELSE {by_wait(shuffled=True, **shape)} END IF;"
+        )
+
+    def by_sources(**shape: Any) -> str:
+        return (
+            f"IF cardinality(v_pool_sources) = 0 THEN {by_order(has_sources=False, **shape)}"
+            f" ELSE {by_order(has_sources=True, **shape)} END IF;"
+        )
+
+    # Without a dataset there is no study, so no pool and no order of its own.
+    return (
+        f"IF v_dataset IS NULL THEN {by_wait(has_dataset=False, genres=0, has_sources=False, shuffled=False)}"
+        f" ELSIF cardinality(v_pool_genres) = 0 THEN {by_sources(has_dataset=True, genres=0)}"
+        f" ELSIF cardinality(v_pool_genres) = 1 THEN {by_sources(has_dataset=True, genres=1)}"
+        f" ELSE {by_sources(has_dataset=True, genres=2)} END IF;"
+    )
 
 
 def _count_claims(locked: list[int], claimed: list[int], now: datetime) -> None:
@@ -261,90 +253,260 @@ def _count_claims(locked: list[int], claimed: list[int], now: datetime) -> None:
             )
 
 
-_TAKEN_FIELDS = [f for f in WritingClaim._meta.concrete_fields if not f.primary_key]
+_TAKEN_FIELDS = [f for f in WritingClaim._meta.concrete_fields if not f.primary_key and f.attname != "premise_id"]
+_FIELDS = [f.attname for f in WritingClaim._meta.concrete_fields]
+
+
+def _columns_of(table: str) -> str:
+    """A writing claim's columns in `_FIELDS` order, of `table` (a row variable): what `_claim_of` reads."""
+    return ", ".join(f"{table}.{connection.ops.quote_name(str(f.column))}" for f in WritingClaim._meta.concrete_fields)
+
+
+def _claim_of(row: Sequence[Any]) -> WritingClaim:
+    """A WritingClaim from a row of `_columns_of`, as the ORM loads one."""
+    claim = WritingClaim.from_db(connection.alias, _FIELDS, row)
+    assert isinstance(claim, WritingClaim)
+    return claim
+
+
+def _claim_types(fields: Sequence[Any]) -> list[str]:
+    """The SQL types of these WritingClaim fields' columns, as a cached statement declares them."""
+    return [str(f.db_type(connection)) for f in fields]
+
+
+# The claim's inputs, in the order `_claim_once` passes them: (variable, SQL type).
+_CLAIM_INPUTS = [
+    ("v_worker", "bigint"),
+    ("v_dataset", "bigint"),
+    ("v_team", "bigint"),
+    ("v_writings", "integer"),
+    ("v_study", "bigint"),
+    ("v_serving", "text"),
+    ("v_seed", "bigint"),
+    ("v_named_sources", "text[]"),
+    ("v_counts_served", "boolean"),
+    ("v_shard", "integer"),
+    ("v_now", "timestamptz"),
+    ("v_open", "text"),
+    ("v_expired", "text"),
+    ("v_available", "text"),
+    ("v_tried", "bigint[]"),
+]
 
 
 @functools.cache
-def _lock_and_take_statement(
-    candidate_sql: str, candidate_types: tuple[str, ...], counts_served: bool
-) -> CachedStatement:
-    """One step of the writing claim, one call: the candidate lock (`candidate_statement`'s SQL for
-    one premise), then, in a statement of its own under that lock, the claim taken: the premise's
-    room counted again (`_room`'s rule; the statement's snapshot is taken under the lock, so it sees
-    every claim committed before), the claim inserted if it has room, the premise's `claims_made`
-    moved (`_count_claims`) and, in a study (`counts_served`), the claim counted in the study's
-    `StudyServed` shard, the claim's last lock (`crowd.services.LOCK_ORDER`). Returns no row when
-    nothing was locked, else the locked premise and the claim's columns (all NULL when it had no
-    room). Parameters: the candidate's, then the premise's status and the live-claim rule, each
-    column of the claim but the premise's (`_TAKEN_FIELDS`) and, with `counts_served`, the study and
-    its served shard."""
-    assert candidate_sql.startswith("SELECT o.premise_id FROM ")
-    prelude = candidate_sql.replace("SELECT o.premise_id ", "SELECT o.premise_id INTO v_locked ", 1)
-    prelude += "; IF v_locked IS NULL THEN RETURN; END IF;"
+def _claim_statement() -> CachedStatement:
+    """The whole writing claim, one call of a PL/pgSQL function (`base.cached_plans`), each of its
+    statements with a snapshot of its own:
+
+    1. the worker's open claims whose time ran out are marked expired (they hold no place already);
+    2. a worker the dataset's team excluded gets nothing (`corpus.selectors.is_excluded_in`'s rule);
+    3. a worker who reloads gets their open claim back;
+    4. the study's serving (`Study.serving_order`). Import order: the least-written premises by id.
+       Random: a permutation of the premise ids of the study's own (`candidate_statement`).
+       Balanced: the pool's groups, its genres when it holds two or more (named by the study, else
+       the dataset's, `PremiseGroup`), else its files, least-served first by the study's claims so
+       far (`StudyServed`), ties in the study's random order, so a pool of fiction and travel is
+       written on half and half whatever the import order; each group is asked in turn and the whole
+       pool last, unless the groups are the pool. A group with nothing left is an empty index range;
+    5. a candidate is locked (`candidate_statement`), skipping those another claimer holds and those
+       `v_tried`; under the lock, in a statement of its own (so it sees every claim committed
+       before), the premise's room is counted again, and with room the claim is inserted, the
+       premise's `claims_made` moved and, in a study, the claim counted in its `StudyServed` shard,
+       the claim's last lock (`crowd.services.LOCK_ORDER`). When every candidate is locked by
+       someone claiming or submitting right now, those may still leave room
+       (writings_per_premise > 1, or a claim that fails), so a second look waits for one rather
+       than say "no tasks" while work is left. A premise found full ends the call ("full"): the
+       caller asks again without it (`_claim_once`), the lock let go;
+    6. with nothing to lock, the same worker may have won the last premise in another tab meanwhile:
+       their open claim, read.
+
+    Returns one row: what came of it ("excluded", "own", "made", "full" or "none"), the premise
+    locked, and the claim's columns.
+    """
+    through = Study.pool_genres.through._meta.db_table
+    claim_inputs = [
+        (f"v_c_{f.column}", kind) for f, kind in zip(_TAKEN_FIELDS, _claim_types(_TAKEN_FIELDS), strict=True)
+    ]
+    inputs = [*_CLAIM_INPUTS, *claim_inputs]
+    declare = " ".join(f"{name} {kind};" for name, kind in inputs) + (
+        " v_named_genres bigint[]; v_group_genres bigint[] := '{}'; v_group_sources text[] := '{}';"
+        " v_covered boolean := false; v_pools integer; v_shuffle bigint; v_pool_genres bigint[];"
+        " v_pool_sources text[]; v_genre bigint; v_locked bigint;"
+        " v_wait boolean := false; v_excluded boolean; v_look integer; v_index integer; v_claim collection_writingclaim;"
+        " v_outcome text := 'none';"
+    )
+    assigned = " ".join(f"{name} := %s;" for name, _ in inputs)
+    live = "c.status = v_open AND c.expires_at > v_now"
     columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in _TAKEN_FIELDS)
-    served = (
-        ", served AS (INSERT INTO collection_studyserved AS s (study_id, genre_id, source, shard, claims)"
-        " SELECT %s, genre_id, source, %s, 1 FROM room WHERE EXISTS (SELECT 1 FROM claimed)"
-        " ON CONFLICT (study_id, genre_id, source, shard) DO UPDATE SET claims = s.claims + 1)"
-        if counts_served
-        else ""
-    )
-    sql = (
-        "WITH room AS (SELECT p.id, p.genre_id, p.source FROM collection_premise p"
-        " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
-        f" WHERE p.id = v_locked AND p.status = %s AND p.writings_done + {_LIVE_CLAIMS} < d.writings_per_premise),"
-        f" claimed AS (INSERT INTO collection_writingclaim ({columns})"
-        f" SELECT {', '.join('room.id' if f.attname == 'premise_id' else '%s' for f in _TAKEN_FIELDS)} FROM room"
-        " RETURNING *),"
-        f" counted AS (UPDATE {ORDER_TABLE} SET claims_made = claims_made + 1"
-        " WHERE premise_id IN (SELECT premise_id FROM claimed))"
-        f"{served} SELECT v_locked, {_columns_of('claimed')} FROM (SELECT 1) one LEFT JOIN claimed ON true"
-    )
-    parameters = [*candidate_types, "text", "text", "timestamptz"]
-    parameters += _claim_types([f for f in _TAKEN_FIELDS if f.attname != "premise_id"])
-    if counts_served:
-        parameters += ["bigint", "integer"]
+    served_of = "SELECT s.{key}, SUM(s.claims) AS n FROM collection_studyserved s WHERE s.study_id = v_study AND {where} GROUP BY s.{key}"
+    prelude = f"""{assigned}
+<<claiming>> BEGIN
+    WITH expired AS (UPDATE collection_writingclaim SET status = v_expired
+            WHERE worker_id = v_worker AND status = v_open AND expires_at <= v_now RETURNING id)
+        SELECT EXISTS (SELECT 1 FROM {WorkerExclusion._meta.db_table} x WHERE x.worker_id = v_worker AND x.team_id = v_team)
+        INTO v_excluded FROM (SELECT COUNT(*) FROM expired) marked;
+    IF v_excluded THEN
+        v_outcome := 'excluded';
+        EXIT claiming;
+    END IF;
+    SELECT * INTO v_claim FROM collection_writingclaim c WHERE c.worker_id = v_worker AND {live};
+    IF FOUND THEN
+        v_outcome := 'own';
+        EXIT claiming;
+    END IF;
+    v_named_genres := ARRAY(SELECT genre_id FROM {through} WHERE study_id = v_study);
+    IF v_serving = '{ServingOrder.RANDOM.value}' THEN
+        v_shuffle := v_seed % {_PERMUTATION_PRIME};
+    ELSIF v_serving = '{ServingOrder.BALANCED.value}' THEN
+        v_group_genres := CASE WHEN cardinality(v_named_genres) > 0 THEN v_named_genres ELSE
+            ARRAY(SELECT DISTINCT genre_id FROM collection_premisegroup WHERE dataset_id = v_dataset
+                  AND (cardinality(v_named_sources) = 0 OR source = ANY(v_named_sources))) END;
+        IF cardinality(v_group_genres) > 1 THEN
+            v_group_genres := ARRAY(SELECT g FROM unnest(v_group_genres) g
+                LEFT JOIN ({served_of.format(key="genre_id", where="(cardinality(v_named_sources) = 0 OR s.source = ANY(v_named_sources))")}) served
+                ON served.genre_id = g ORDER BY COALESCE(served.n, 0), (g * 2654435761 + v_seed) % {_PERMUTATION_PRIME}, g);
+            v_covered := cardinality(v_named_genres) > 0;
+        ELSE
+            v_group_genres := '{{}}';
+            v_group_sources := CASE WHEN cardinality(v_named_sources) > 0 THEN v_named_sources ELSE
+                ARRAY(SELECT DISTINCT source FROM collection_premisegroup WHERE dataset_id = v_dataset AND source <> ''
+                      AND (cardinality(v_named_genres) = 0 OR genre_id = ANY(v_named_genres))) END;
+            IF cardinality(v_group_sources) > 1 THEN
+                v_group_sources := ARRAY(SELECT f FROM unnest(v_group_sources) f
+                    LEFT JOIN ({served_of.format(key="source", where="(cardinality(v_named_genres) = 0 OR s.genre_id = ANY(v_named_genres))")}) served
+                    ON served.source = f ORDER BY COALESCE(served.n, 0), sha256(convert_to(v_seed::text || f, 'UTF8')), f);
+                v_covered := cardinality(v_named_sources) > 0;
+            ELSE
+                v_group_sources := '{{}}';
+            END IF;
+        END IF;
+    END IF;
+    v_pools := cardinality(v_group_genres) + cardinality(v_group_sources) + CASE WHEN v_covered THEN 0 ELSE 1 END;
+    -- A look that skips the premises other claimers hold, then, when it locked none, one that waits
+    -- for one: those may still leave room (writings_per_premise > 1, or a claim that fails).
+    FOR v_look IN 1 .. 2 LOOP
+        v_wait := v_look = 2;
+        v_locked := NULL;
+        FOR v_index IN 1 .. v_pools LOOP
+            IF v_index <= cardinality(v_group_genres) THEN
+                v_pool_genres := ARRAY[v_group_genres[v_index]];
+                v_pool_sources := v_named_sources;
+            ELSIF v_index <= cardinality(v_group_genres) + cardinality(v_group_sources) THEN
+                v_pool_genres := v_named_genres;
+                v_pool_sources := ARRAY[v_group_sources[v_index - cardinality(v_group_genres)]];
+            ELSE
+                v_pool_genres := v_named_genres;
+                v_pool_sources := v_named_sources;
+            END IF;
+            v_genre := v_pool_genres[1];
+            {_locking_candidate()}
+            EXIT WHEN v_locked IS NOT NULL;
+        END LOOP;
+        EXIT WHEN v_locked IS NOT NULL;
+    END LOOP;
+    IF v_locked IS NOT NULL THEN
+        WITH room AS (SELECT p.id, p.genre_id, p.source FROM collection_premise p
+                INNER JOIN collection_dataset d ON d.id = p.dataset_id
+                WHERE p.id = v_locked AND p.status = v_available
+                AND p.writings_done + (SELECT COUNT(*) FROM collection_writingclaim c WHERE c.premise_id = p.id AND {live})
+                    < d.writings_per_premise),
+            claimed AS (INSERT INTO collection_writingclaim ({columns}, premise_id)
+                SELECT {", ".join(name for name, _ in claim_inputs)}, room.id FROM room RETURNING *),
+            counted AS (UPDATE {ORDER_TABLE} SET claims_made = claims_made + 1
+                WHERE premise_id IN (SELECT premise_id FROM claimed)),
+            served AS (INSERT INTO collection_studyserved AS s (study_id, genre_id, source, shard, claims)
+                SELECT v_study, genre_id, source, v_shard, 1 FROM room WHERE v_counts_served AND EXISTS (SELECT 1 FROM claimed)
+                ON CONFLICT (study_id, genre_id, source, shard) DO UPDATE SET claims = s.claims + 1)
+        SELECT * INTO v_claim FROM claimed;
+        v_outcome := CASE WHEN v_claim.id IS NULL THEN 'full' ELSE 'made' END;
+        EXIT claiming;
+    END IF;
+    -- Nothing to lock: the same worker may have won the last premise in another tab meanwhile.
+    SELECT * INTO v_claim FROM collection_writingclaim c WHERE c.worker_id = v_worker AND {live};
+    IF FOUND THEN
+        v_outcome := 'own';
+    END IF;
+END claiming;"""
     return CachedStatement(
-        "collection_writing_claim_step",
-        sql,
-        parameters,
-        ["bigint", *_claim_types(WritingClaim._meta.concrete_fields)],
+        "collection_writing_claim",
+        f"SELECT v_outcome, v_locked, {_columns_of('v_claim')}",
+        [kind for _, kind in inputs],
+        ["text", "bigint", *_claim_types(WritingClaim._meta.concrete_fields)],
         prelude=prelude,
-        declare="v_locked bigint;",
+        declare=declare,
+        generic_plans=True,
     )
 
 
-def _lock_and_take(
-    worker: Worker,
-    now: datetime,
-    study_session: StudySession | None,
-    candidate: tuple[str, list[Any], list[str]],
-) -> tuple[int | None, WritingClaim | None]:
-    """One step of the claim (`_lock_and_take_statement`): the premise it locked (None when none
-    could be), and the claim made on it (None when it had no room after all)."""
+def study_seed(study: Study) -> int:
+    """A study's own random number: its random order's permutation, and a balanced order's ties."""
+    return int(hashlib.sha256(f"{study.pk}:{study.code_secret}".encode()).hexdigest()[:8], 16)
+
+
+class _FoundFull(Exception):
+    """A claim's call locked a premise that had no room after all (a claim committed meanwhile took
+    its last place); raised to roll back the caller's savepoint, which lets the premise go."""
+
+    def __init__(self, premise_id: int) -> None:
+        super().__init__(premise_id)
+        self.premise_id = premise_id
+
+
+def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySession | None) -> WritingClaim | None:
+    """The worker's open claim, or a claim on the first claimable premise with room: one call
+    (`_claim_statement`) and, outside a caller's transaction, a transaction of its own (inside one,
+    a savepoint, so a claim that fails leaves the caller's work as it was).
+
+    A premise found full ends its call, and so lets go of the premise's lock, before the next call
+    leaves it out: a claim never waits for a premise while holding another, so two claimers never
+    wait on each other."""
+    now = timezone.now()
     study = study_session.study if study_session is not None else None
     # A researcher's preview is served as a claim but is no claim made in the study.
     counts_served = study_session is not None and not study_session.is_preview
-    candidate_sql, candidate_params, candidate_types = candidate
-    statement = _lock_and_take_statement(candidate_sql, tuple(candidate_types), counts_served)
-    claim = WritingClaim(worker=worker, study_session=study_session, expires_at=WRITING_CLAIMS.expiry(now, study))
-    params: list[Any] = [*candidate_params, PremiseStatus.AVAILABLE, *live_params(now)]
-    # Each column's value as an ORM insert sends it (defaults, the creation time), but the premise's.
-    params += [
-        f.get_db_prep_save(f.pre_save(claim, True), connection) for f in _TAKEN_FIELDS if f.attname != "premise_id"
+    claim = WritingClaim(
+        worker_id=worker.pk,
+        study_session_id=study_session.pk if study_session is not None else None,
+        expires_at=WRITING_CLAIMS.expiry(now, study),
+    )
+    asked: list[Any] = [
+        worker.pk,
+        dataset.pk if dataset is not None else None,
+        dataset.team_id if dataset is not None else None,
+        dataset.writings_per_premise if dataset is not None else None,
+        study.pk if study is not None else None,
+        study.serving_order if study is not None else "",
+        study_seed(study) if study is not None else None,
+        list(study.pool_sources or []) if study is not None else [],
+        counts_served,
+        worker.pk % StudyServed.SHARDS,
+        db_time(now),
+        ClaimStatus.OPEN,
+        ClaimStatus.EXPIRED,
+        PremiseStatus.AVAILABLE,
     ]
-    if counts_served:
-        assert study_session is not None
-        params += [study_session.study_id, worker.pk % StudyServed.SHARDS]
-    rows = statement.run(params)
-    if not rows:
-        return None, None
-    ((locked, *columns),) = rows
-    if columns[0] is None:
-        return locked, None
-    made = _claim_of(columns)
-    made.study_session = study_session  # as the caller had it (its study read already)
-    return locked, made
+    # Each column's value as an ORM insert sends it (defaults, the creation time), but the premise's.
+    columns_made = [f.get_db_prep_save(f.pre_save(claim, True), connection) for f in _TAKEN_FIELDS]
+    tried: list[int] = []
+    for _ in range(MAX_CANDIDATES_PER_CLAIM):
+        try:
+            with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
+                ((outcome, locked, *columns),) = _claim_statement().run([*asked, tried, *columns_made])
+                if outcome == "full":
+                    raise _FoundFull(locked)
+        except _FoundFull as full:
+            tried.append(full.premise_id)
+            continue
+        if outcome == "excluded":
+            raise NotAllowedToWrite(NOT_TAKING_PART)
+        if outcome == "none":
+            return None
+        made = _claim_of(columns)
+        if study_session is not None and made.study_session_id == study_session.pk:
+            made.study_session = study_session  # as the caller had it (its study read already)
+        return made
+    return None
 
 
 def lock_order_rows(premise_ids: Sequence[int]) -> None:
@@ -385,8 +547,8 @@ def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
     ]
 
 
-# Writing (and adversarial writing): one premise a claim, least-written first, taken by one
-# step (`_lock_and_take`); `_room` and `_count_claims` are its rules for a take-back.
+# Writing (and adversarial writing): one premise a claim, least-written first (`_claim_statement`);
+# `_room` and `_count_claims` are its rules for a take-back.
 WRITING_CLAIMS = ClaimRule(
     model=WritingClaim,
     target="premise",
@@ -394,211 +556,6 @@ WRITING_CLAIMS = ClaimRule(
     minutes_setting="WRITING_CLAIM_MINUTES",
     batched=False,
 )
-
-
-# A group (a balanced study's genre or file) a claim found empty is asked after the others for a
-# few seconds, in this process: a written-out genre stays the least served for good, and would cost
-# every claim a statement first. It is asked last, never left out, so a claim whose other groups
-# have nothing left still finds the work that came back to it (an expired claim, a withdrawal).
-DRY_GROUP_SECONDS = 10.0
-GroupKey = tuple[int | None, tuple[int, ...], tuple[str, ...]]
-_dry_groups: dict[GroupKey, float] = {}
-
-
-def _group_key(dataset: Dataset | None, pool: tuple[list[int], list[str]]) -> GroupKey:
-    return (dataset.pk if dataset is not None else None, tuple(pool[0]), tuple(pool[1]))
-
-
-def _dry_groups_last(
-    dataset: Dataset | None, groups: Sequence[tuple[list[int], list[str]]]
-) -> list[tuple[list[int], list[str]]]:
-    """The groups in their serving order, those found empty in the last `DRY_GROUP_SECONDS` last."""
-    clock = time.monotonic()
-    dry = {index for index, group in enumerate(groups) if _dry_groups.get(_group_key(dataset, group), 0.0) > clock}
-    return [group for index, group in enumerate(groups) if index not in dry] + [groups[index] for index in sorted(dry)]
-
-
-_FIELDS = [f.attname for f in WritingClaim._meta.concrete_fields]
-
-
-def _columns_of(table: str) -> str:
-    """A writing claim's columns in `_FIELDS` order, of `table` (or a CTE's name): what `_claim_of` reads."""
-    return ", ".join(f"{table}.{connection.ops.quote_name(str(f.column))}" for f in WritingClaim._meta.concrete_fields)
-
-
-def _claim_of(row: Sequence[Any]) -> WritingClaim:
-    """A WritingClaim from a row of `_columns_of`, as the ORM loads one."""
-    claim = WritingClaim.from_db(connection.alias, _FIELDS, row)
-    assert isinstance(claim, WritingClaim)
-    return claim
-
-
-@dataclass(frozen=True)
-class FirstRead:
-    """What a claim reads before it locks anything, in one statement (`_first_read`)."""
-
-    excluded: bool
-    pool: tuple[list[int], list[str]]
-    served: Served
-    own: WritingClaim | None
-
-
-def _claim_types(fields: Sequence[Any]) -> list[str]:
-    """The SQL types of these WritingClaim fields' columns, as a cached statement declares them."""
-    return [str(f.db_type(connection)) for f in fields]
-
-
-@functools.cache
-def _first_read_statement() -> CachedStatement:
-    """`_first_read`'s statement: its parameters are the worker's stale claims' status and rule, the
-    exclusion's worker and team, the study twice, and the open claim's worker and rule."""
-    through = Study.pool_genres.through._meta.db_table
-    sql = (
-        "WITH expired AS (UPDATE collection_writingclaim SET status = %s"
-        " WHERE worker_id = %s AND status = %s AND expires_at <= %s RETURNING id)"
-        f" SELECT EXISTS (SELECT 1 FROM {WorkerExclusion._meta.db_table} x WHERE x.worker_id = %s AND x.team_id = %s),"
-        f" ARRAY(SELECT g.genre_id FROM {through} g INNER JOIN collection_genre n ON n.id = g.genre_id"
-        " WHERE g.study_id = %s ORDER BY n.slug, n.id),"
-        " (SELECT json_agg(json_build_array(s.genre_id, s.source, s.n)) FROM (SELECT genre_id, source,"
-        " SUM(claims) AS n FROM collection_studyserved WHERE study_id = %s GROUP BY genre_id, source) s),"
-        f" (SELECT COUNT(*) FROM expired), {_columns_of('c')}"
-        " FROM (SELECT 1) one LEFT JOIN collection_writingclaim c"
-        " ON c.worker_id = %s AND c.status = %s AND c.expires_at > %s"
-    )
-    return CachedStatement(
-        "collection_writing_first_read",
-        sql,
-        [
-            "text",
-            "bigint",
-            "text",
-            "timestamptz",
-            "bigint",
-            "bigint",
-            "bigint",
-            "bigint",
-            "bigint",
-            "text",
-            "timestamptz",
-        ],
-        ["boolean", "bigint[]", "json", "bigint", *_claim_types(WritingClaim._meta.concrete_fields)],
-    )
-
-
-def _first_read(worker: Worker, dataset: Dataset | None, study: Study | None, now: datetime) -> FirstRead:
-    """One statement, atomic on its own: whether the dataset's team excluded the worker
-    (`corpus.selectors.is_excluded_in`'s rule), the study's pool genres (`crowd.selectors.pool_limits`'
-    rule, by genre slug) and its claims served (`selectors.study_served`), the worker's open unexpired
-    claim, and their expired open claims marked expired (they hold no place already)."""
-    study_id = study.pk if study is not None else None
-    params = [ClaimStatus.EXPIRED, worker.pk, *live_params(now), worker.pk]
-    params += [dataset.team_id if dataset is not None else None, study_id, study_id, worker.pk, *live_params(now)]
-    ((excluded, genres, served, _, *claim),) = _first_read_statement().run(params)
-    return FirstRead(
-        excluded=excluded,
-        pool=(list(genres), list(study.pool_sources or []) if study is not None else []),
-        served={(genre, source): n for genre, source, n in served or []},
-        own=_claim_of(claim) if claim[0] is not None else None,
-    )
-
-
-def _own_open_claim(worker: Worker, now: datetime) -> WritingClaim | None:
-    claim = next(
-        iter(
-            WritingClaim.objects.raw(
-                "SELECT * FROM collection_writingclaim WHERE worker_id = %s AND status = %s"
-                + lock_clause("collection_writingclaim", wait=True),
-                [worker.pk, ClaimStatus.OPEN],
-            )
-        ),
-        None,
-    )
-    if claim is None:
-        return None
-    if claim.expires_at > now:
-        return claim
-    claim.status = ClaimStatus.EXPIRED
-    claim.save(update_fields=["status"])
-    return None
-
-
-def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySession | None) -> WritingClaim | None:
-    """The worker's open claim, or a claim on the first claimable premise with room (`crowd.claiming`).
-
-    Candidates are locked one at a time, skipping those another claimer holds. When every candidate
-    is locked by someone claiming or submitting right now, those may still leave room
-    (writings_per_premise > 1, or a claim that fails), so the next look waits for one rather than
-    say "no tasks" while work is left.
-
-    Each step (a lock and its take, `_lock_and_take`) is one call and, outside a caller's
-    transaction, a transaction of its own: a claim is two round trips in all (the first read and
-    one step), and nothing it locks is held between its steps. Inside a caller's transaction the
-    steps run in a savepoint, so a claim that fails leaves the caller's work as it was.
-    """
-    now = timezone.now()
-    study = study_session.study if study_session is not None else None
-    first = _first_read(worker, dataset, study, now)
-    if first.excluded:
-        raise NotAllowedToWrite(NOT_TAKING_PART)
-    if first.own is not None:
-        return first.own
-    serving = serving_of(study, (first.pool, first.served))
-    with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
-        wait = {"for locked": False}
-        made: dict[int, WritingClaim] = {}
-
-        def lock(wanted: int, tried: Sequence[int]) -> list[int]:
-            # A balanced study's least-served group first, the whole pool last (a group run dry),
-            # unless the groups are the whole pool.
-            groups = _dry_groups_last(dataset, serving.groups)
-            pools = groups if serving.groups_cover_pool else (*groups, serving.pool)
-            for pool in pools:
-                candidate = _candidate(
-                    worker,
-                    now,
-                    dataset=dataset,
-                    pool=pool,
-                    tried=tried,
-                    wanted=wanted,
-                    wait=wait["for locked"],
-                    shuffle_seed=serving.shuffle_seed,
-                )
-                locked, claim = _lock_and_take(worker, now, study_session, candidate)
-                if locked is not None:
-                    if claim is not None:
-                        made[locked] = claim
-                    return [locked]
-                if pool is not serving.pool and not tried:
-                    _dry_groups[_group_key(dataset, pool)] = time.monotonic() + DRY_GROUP_SECONDS
-            return []
-
-        def take(locked: list[int], tried: list[int]) -> list[TaskClaim]:
-            # The step that locked the premise took it already, if it had room.
-            return [made[pk] for pk in locked if pk in made]
-
-        def look_again(tried: list[int]) -> bool:
-            if wait["for locked"]:
-                return False
-            wait["for locked"] = True
-            return True
-
-        claims = claim_rows(
-            WRITING_CLAIMS,
-            worker,
-            now,
-            lock,
-            size=1,
-            wanted=1,
-            looks=MAX_CANDIDATES_PER_CLAIM,
-            look_again=look_again,
-            take=take,
-        )
-        if claims:
-            claim = claims[0]
-            assert isinstance(claim, WritingClaim)
-            return claim
-        # The same worker may have won the last premise in another tab meanwhile.
-        return _own_open_claim(worker, now)
 
 
 def renew_expired_claim(worker: Worker, claim_token: uuid.UUID | str) -> WritingClaim | None:

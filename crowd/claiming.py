@@ -1,6 +1,6 @@
 """The one claim rule of every task kind (writing, adversarial writing, validation and MPE judgments,
 per-premise labels, grammaticality): lock candidates, count their room again under the lock, claim
-those with room. No task kind has a path of its own.
+those with room.
 
 Each kind names its claim model (a `TaskClaim`), the row a claim holds and its room rule
 (`ClaimRule`); the steps are written once:
@@ -19,7 +19,11 @@ more, and the next look goes further down the queue.
 
 The writing and validation claims send their statements written in SQL (`lock_clause`, `marks`,
 `db_time` below): built by the ORM, those statements cost a claim more CPU than the database spent
-on them (bench/RESULTS-house.md). The other kinds' candidates are querysets.
+on them (bench/RESULTS-house.md). The other kinds' candidates are querysets. The writing claim takes
+these steps, with the study's serving order, in one call of a database function
+(`collection.writing_claims._claim_statement`): a claim is one round trip. Its candidate lock is
+`lock_clause`'s, its recount the live-claim rule below, and it keeps `WRITING_CLAIMS` for taking an
+expired claim back.
 """
 
 import uuid

@@ -142,3 +142,26 @@ def test_a_prelude_returning_early_gives_no_rows():
 def test_the_prelude_placeholders_count_with_the_statements():
     with pytest.raises(ValueError, match="2 placeholders, 1 parameter types"):
         CachedStatement("tests_short_prelude", "SELECT %s::int", ["integer"], ["integer"], prelude="PERFORM %s;")
+
+
+def test_a_statement_asking_for_generic_plans_plans_once_for_the_connection():
+    # The function carries the setting, so it holds for its statements whatever the connection's is:
+    # read back from pg_proc. A statement without it is planned as the connection says.
+    generic = CachedStatement("test_generic_plans", "SELECT count(*) FROM collection_dataset d WHERE d.slug = %s",
+                              ["text"], ["bigint"], generic_plans=True)  # fmt: skip
+    chosen = CachedStatement("test_chosen_plans", "SELECT count(*) FROM collection_dataset d WHERE d.slug = %s",
+                             ["text"], ["bigint"])  # fmt: skip
+    for statement in (generic, chosen):
+        drop(statement)
+    try:
+        assert generic.name != chosen.name
+        assert generic.run(["none"]) == chosen.run(["none"]) == [(0,)]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT proname, proconfig FROM pg_proc WHERE proname IN (%s, %s)", [generic.name, chosen.name]
+            )
+            settings = dict(cursor.fetchall())
+        assert settings == {generic.name: ["plan_cache_mode=force_generic_plan"], chosen.name: None}
+    finally:
+        for statement in (generic, chosen):
+            drop(statement)

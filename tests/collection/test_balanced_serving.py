@@ -90,3 +90,45 @@ def test_a_study_with_its_own_claim_minutes_holds_lines_that_long(make_worker, s
     assert claim is not None
     held = claim.expires_at - claim.created_at
     assert timedelta(minutes=6) < held <= timedelta(minutes=7)
+
+
+def files_served(study, make_worker, writers):
+    served: Counter[str] = Counter()
+    for n in range(writers):
+        worker = make_worker()
+        session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"file-{n}")
+        served[claim_next_premise(worker, study_session=session).premise.source] += 1
+    return served
+
+
+def one_genre_two_files():
+    dataset = factories.dataset("pooled-files", writings_per_premise=1)
+    fiction = factories.genre("fiction")
+    for source in ("first.jsonl", "second.jsonl"):  # every line of the first file imported before the second's
+        for _ in range(12):
+            Premise.objects.filter(pk=factories.premise(dataset, fiction, split="train").pk).update(source=source)
+    study = Study.objects.create(
+        slug="pooled-files",
+        name="Pooled files",
+        dataset=dataset,
+        task_kind=TaskKind.WRITING,
+        completion_code="C",
+        serving_order=ServingOrder.BALANCED,
+    )
+    return study, fiction
+
+
+def test_a_balanced_study_of_one_genre_balances_its_datasets_import_files(make_worker):
+    study, _ = one_genre_two_files()
+    assert files_served(study, make_worker, writers=10) == {"first.jsonl": 5, "second.jsonl": 5}
+
+
+def test_a_balanced_study_of_one_named_genre_and_two_named_files_balances_those_files(make_worker):
+    study, fiction = one_genre_two_files()
+    third = factories.premise(study.dataset, fiction, split="train")
+    Premise.objects.filter(pk=third.pk).update(source="third.jsonl")
+    study.pool_genres.set([fiction])
+    Study.objects.filter(pk=study.pk).update(pool_sources=["second.jsonl", "third.jsonl"])
+    study.refresh_from_db()
+    # The third file holds one line: once it is written, the rest go to the second file.
+    assert files_served(study, make_worker, writers=6) == {"second.jsonl": 5, "third.jsonl": 1}

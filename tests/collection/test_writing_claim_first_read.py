@@ -1,5 +1,5 @@
-"""A writing claim's first read (`collection.writing_claims._first_read`): the exclusion, the worker's
-open claim and the study's pool in one statement, and the exclusion again in the candidate lock."""
+"""A writing claim is one statement (`collection.writing_claims._claim_statement`): the exclusion, the
+worker's open claim, the study's pool and the claim made, and the exclusion again in the candidate lock."""
 
 from datetime import timedelta
 
@@ -35,7 +35,7 @@ def test_a_reload_gets_the_open_claim_back_in_one_statement(make_worker):
     assert len(sql) == 1, sql
 
 
-def test_a_balanced_study_claim_reads_its_pool_in_the_first_statement(make_worker):
+def test_a_balanced_study_claim_reads_its_pool_and_claims_in_one_statement(make_worker):
     dataset, genre = writing_setup()
     travel = Genre.objects.create(slug="test-travel", name="Test travel", is_training=True, family=genre.family)
     add_premises(dataset, genre, 3)
@@ -46,8 +46,7 @@ def test_a_balanced_study_claim_reads_its_pool_in_the_first_statement(make_worke
     session = StudySession.objects.create(study=study, worker=worker, external_session_id="s1")
     claim, sql = statements(lambda: writing_claims.claim_next_premise(worker, study_session=session))
     assert claim is not None and claim.premise.genre_id in (genre.pk, travel.pk)
-    # The first read, then the candidate lock and the claim in one call.
-    assert len(sql) == 2, sql
+    assert len(sql) == 1, sql
 
 
 def test_an_expired_open_claim_is_marked_expired_and_a_new_line_is_held(make_worker):

@@ -1,15 +1,19 @@
-"""The writing claim's steps (`collection.writing_claims._lock_and_take`), each found unguarded by a
-library mutant: a study served in random order gets its own permutation of the premises through
-the claim itself, a step that fails inside a caller's transaction leaves that transaction usable for
-the claim's retry, and the candidate statement keeps what it is asked of its lock and its order."""
+"""The writing claim's call (`collection.writing_claims._claim_statement`): a study served in random
+order gets its own permutation of the premises through the claim itself, a call that fails inside a
+caller's transaction leaves that transaction usable for the claim's retry, a premise found full under
+its lock is let go before the next call, and the candidate statement keeps what it is asked of its
+lock and its order."""
 
 import hashlib
 
+import psycopg2
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from collection import writing_claims
+from corpus.models import Premise
 from crowd.models import ServingOrder, StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 from tests.present import present
@@ -36,7 +40,7 @@ def test_a_study_served_in_random_order_claims_its_own_permutation_of_the_premis
     assert claimed != sorted(claimed)  # not import order: the permutation moved something
 
 
-def test_a_step_that_fails_inside_the_callers_transaction_leaves_it_usable_for_the_retry(make_worker):
+def test_a_call_that_fails_inside_the_callers_transaction_leaves_it_usable_for_the_retry(make_worker):
     dataset, genre = writing_setup("step-retry")
     add_premises(dataset, genre, 2)
     worker = make_worker()
@@ -73,3 +77,36 @@ def test_a_candidate_statement_waits_or_skips_and_orders_as_it_is_asked(make_wor
     assert skipping.endswith("SKIP LOCKED") and not waiting.endswith("SKIP LOCKED")
     assert "MOD(o.premise_id * 2654435761 + %s, 4294967291)" in shuffled and params[-1] == 5
     assert "MOD(" not in skipping
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_premise_found_full_under_its_lock_is_let_go_and_the_claim_takes_the_next(make_worker):
+    dataset, genre = writing_setup("found-full")
+    written, free = add_premises(dataset, genre, 2)
+    worker = make_worker()
+    # The premise is written, but its claim-order row says not yet: the candidate lock takes it and
+    # the recount under the lock finds it full, as when a claim committed meanwhile took its place.
+    Premise.objects.filter(pk=written.pk).update(writings_done=1)
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {writing_claims.ORDER_TABLE} SET writings_done = 0 WHERE premise_id = %s", [written.pk])
+
+    other = psycopg2.connect(**connection.get_connection_params())
+    try:
+        with transaction.atomic():  # a caller's transaction: the claim's calls run in savepoints
+            with CaptureQueriesContext(connection) as statements:
+                claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
+            # The first call's lock went with its savepoint: another claimer may lock the premise now.
+            with other.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT premise_id FROM {writing_claims.ORDER_TABLE} WHERE premise_id = %s"
+                    " FOR NO KEY UPDATE NOWAIT",
+                    [written.pk],
+                )
+                assert cursor.fetchall() == [(written.pk,)]
+            other.rollback()
+    finally:
+        other.close()
+
+    assert claim.premise_id == free.pk
+    calls = [q["sql"] for q in statements.captured_queries if "collection_writing_claim_" in q["sql"]]
+    assert len(calls) == 2

@@ -23,11 +23,11 @@ from .validation_factories import make_pair
 pytestmark = pytest.mark.django_db
 
 # Savepoints aside (the test runs in a transaction): one count per kind, whatever the database.
-# Writing asks whether the dataset's team excluded the worker in its first read, with its
-# open claim and the study's pool (`collection.writing_claims._first_read`); validation asks it in the
-# statement of its trusted-only check. Writing's candidate lock, recount, insert and claims made are
-# one call (`collection.writing_claims._lock_and_take`).
-EXPECTED = {"validation": 8, "premise": 5, "grammaticality": 5, "writing": 2}
+# Writing takes the same steps (the exclusion, the open claim, the study's pool, the candidate lock,
+# recount, insert and claims made) in one call of a database function
+# (`collection.writing_claims._claim_statement`); validation asks the exclusion in the statement of
+# its trusted-only check.
+EXPECTED = {"validation": 8, "premise": 5, "grammaticality": 5, "writing": 1}
 
 
 def statements(claim):
