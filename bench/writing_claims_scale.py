@@ -211,6 +211,41 @@ def explain(dataset, genre, label):
         print("      " + line)
 
 
+def explain_claim(study, worker):
+    """One claim with `auto_explain` on its connection: each statement the claim's function ran, with
+    its time and the scans of its plan (PostgreSQL's own notices; the bench runs as a superuser)."""
+    import re
+
+    from django.db import connection
+
+    from collection.writing_claims import claim_next_premise
+    from crowd.models import StudySession
+
+    session = StudySession.objects.create(study=study, worker=worker, external_session_id="explained")
+    session.study = study
+    with connection.cursor() as cursor:
+        cursor.execute("LOAD 'auto_explain'")
+        for setting in ("log_min_duration = 0", "log_nested_statements = on", "log_analyze = on", "log_level = notice"):
+            cursor.execute(f"SET auto_explain.{setting}")
+    notices = connection.connection.notices
+    del notices[:]
+    claim_next_premise(session.worker, study_session=session)
+    with connection.cursor() as cursor:
+        cursor.execute("SET auto_explain.log_min_duration = -1")
+    print("    one claim's statements (auto_explain, ms, the scans of each plan):")
+    for notice in notices:
+        found = re.search(r"duration: ([\d.]+) ms\s+plan:\s+Query Text: (.*)", notice, re.S)
+        if found is None:
+            continue
+        text = " ".join(found.group(2).split())
+        scans = sorted(
+            set(re.findall(r"(?:Index Only Scan|Index Scan|Seq Scan|Bitmap Heap Scan) (?:using \w+ )?on \w+", text))
+        )
+        print(f"      {float(found.group(1)):7.3f}  {text[:110]}")
+        for scan in scans:
+            print(f"               {scan}")
+
+
 def wal_position() -> int:
     """The server's WAL write position in bytes (every connection's writes, the claims' alone here)."""
     from django.db import connection
@@ -288,6 +323,7 @@ def phase(name, args, dataset, study, genres, workers, rng):
     with CaptureQueriesContext(connection) as statements:
         claim_next_premise(session.worker, study_session=session)
     print(f"    statements of one claim: {len(statements.captured_queries)}")
+    explain_claim(study, next(workers))
     from django.db.models import Exists, OuterRef
 
     from collection.models import WritingClaim
