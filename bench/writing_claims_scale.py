@@ -227,6 +227,7 @@ def explain_claim(study, worker):
         cursor.execute("LOAD 'auto_explain'")
         for setting in ("log_min_duration = 0", "log_nested_statements = on", "log_analyze = on", "log_level = notice"):
             cursor.execute(f"SET auto_explain.{setting}")
+        cursor.execute("SET client_min_messages = notice")
     notices = connection.connection.notices
     del notices[:]
     claim_next_premise(session.worker, study_session=session)

@@ -338,19 +338,22 @@ def _claim_statement() -> CachedStatement:
     )
     assigned = " ".join(f"{name} := %s;" for name, _ in inputs)
     live = "c.status = v_open AND c.expires_at > v_now"
+    # The worker's open claim by the index that allows one (`one_open_writing_claim_per_worker`): a
+    # generic plan uses a partial index only for the value written in its predicate.
+    own_open = f"c.worker_id = v_worker AND c.status = '{ClaimStatus.OPEN.value}'"
     columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in _TAKEN_FIELDS)
     served_of = "SELECT s.{key}, SUM(s.claims) AS n FROM collection_studyserved s WHERE s.study_id = v_study AND {where} GROUP BY s.{key}"
     prelude = f"""{assigned}
 <<claiming>> BEGIN
-    WITH expired AS (UPDATE collection_writingclaim SET status = v_expired
-            WHERE worker_id = v_worker AND status = v_open AND expires_at <= v_now RETURNING id)
+    WITH expired AS (UPDATE collection_writingclaim c SET status = v_expired
+            WHERE {own_open} AND c.expires_at <= v_now RETURNING id)
         SELECT EXISTS (SELECT 1 FROM {WorkerExclusion._meta.db_table} x WHERE x.worker_id = v_worker AND x.team_id = v_team)
         INTO v_excluded FROM (SELECT COUNT(*) FROM expired) marked;
     IF v_excluded THEN
         v_outcome := 'excluded';
         EXIT claiming;
     END IF;
-    SELECT * INTO v_claim FROM collection_writingclaim c WHERE c.worker_id = v_worker AND {live};
+    SELECT * INTO v_claim FROM collection_writingclaim c WHERE {own_open} AND c.expires_at > v_now;
     IF FOUND THEN
         v_outcome := 'own';
         EXIT claiming;
@@ -423,7 +426,7 @@ def _claim_statement() -> CachedStatement:
         EXIT claiming;
     END IF;
     -- Nothing to lock: the same worker may have won the last premise in another tab meanwhile.
-    SELECT * INTO v_claim FROM collection_writingclaim c WHERE c.worker_id = v_worker AND {live};
+    SELECT * INTO v_claim FROM collection_writingclaim c WHERE {own_open} AND c.expires_at > v_now;
     IF FOUND THEN
         v_outcome := 'own';
     END IF;
