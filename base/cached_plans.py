@@ -46,7 +46,9 @@ class CachedStatement:
     parameters: Sequence[str]
     outputs: Sequence[str]
     # PL/pgSQL statements run before the statement, each with a fresh snapshot, and the variables
-    # they set (`declare`, as a DECLARE section lists them): the placeholders of `prelude` come first.
+    # they set (`declare`, as a DECLARE section lists them). Placeholders are numbered through
+    # `declare` (a name for a parameter: `v_worker ALIAS FOR %s;`, which costs a call nothing), then
+    # `prelude`, then the statement.
     prelude: str = ""
     declare: str = ""
     # Plan each statement once for the connection, never for the values of a call: for statements
@@ -57,7 +59,7 @@ class CachedStatement:
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
-        placeholders = len(_PLACEHOLDER.findall(self.prelude + self.sql))
+        placeholders = len(_PLACEHOLDER.findall(self.declare + self.prelude + self.sql))
         if placeholders != len(self.parameters):
             raise ValueError(f"{self.stem}: {placeholders} placeholders, {len(self.parameters)} parameter types")
         digest = hashlib.sha256(self.definition_of("").encode()).hexdigest()[:12]
@@ -68,12 +70,12 @@ class CachedStatement:
         so that no output name hides a table column of the same name inside the body."""
         numbered = iter(range(1, len(self.parameters) + 1))
         # `%%` is how a statement for cursor.execute writes a literal `%`.
-        prelude, body = (
+        variables, prelude, body = (
             _PLACEHOLDER.sub(lambda _: f"${next(numbered)}", text).replace("%%", "%")
-            for text in (self.prelude, self.sql)
+            for text in (self.declare, self.prelude, self.sql)
         )
         outputs = ", ".join(f"out_{index} {kind}" for index, kind in enumerate(self.outputs, 1))
-        declare = f"DECLARE {self.declare} " if self.declare else ""
+        declare = f"DECLARE {variables} " if variables else ""
         planned = " SET plan_cache_mode = force_generic_plan" if self.generic_plans else ""
         return (
             f"CREATE OR REPLACE FUNCTION {name}({', '.join(self.parameters)}) RETURNS TABLE ({outputs})"

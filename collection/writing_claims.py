@@ -329,22 +329,20 @@ def _claim_statement() -> CachedStatement:
         (f"v_c_{f.column}", kind) for f, kind in zip(_TAKEN_FIELDS, _claim_types(_TAKEN_FIELDS), strict=True)
     ]
     inputs = [*_CLAIM_INPUTS, *claim_inputs]
-    declare = " ".join(f"{name} {kind};" for name, kind in inputs) + (
+    declare = " ".join(f"{name} ALIAS FOR %s;" for name, _ in inputs) + (
         " v_named_genres bigint[]; v_group_genres bigint[] := '{}'; v_group_sources text[] := '{}';"
         " v_covered boolean := false; v_pools integer; v_shuffle bigint; v_pool_genres bigint[];"
         " v_pool_sources text[]; v_genre bigint; v_locked bigint;"
         " v_wait boolean := false; v_excluded boolean; v_look integer; v_index integer; v_claim collection_writingclaim;"
         " v_outcome text := 'none';"
     )
-    assigned = " ".join(f"{name} := %s;" for name, _ in inputs)
     live = "c.status = v_open AND c.expires_at > v_now"
     # The worker's open claim by the index that allows one (`one_open_writing_claim_per_worker`): a
     # generic plan uses a partial index only for the value written in its predicate.
     own_open = f"c.worker_id = v_worker AND c.status = '{ClaimStatus.OPEN.value}'"
     columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in _TAKEN_FIELDS)
     served_of = "SELECT s.{key}, SUM(s.claims) AS n FROM collection_studyserved s WHERE s.study_id = v_study AND {where} GROUP BY s.{key}"
-    prelude = f"""{assigned}
-<<claiming>> BEGIN
+    prelude = f"""<<claiming>> BEGIN
     WITH expired AS (UPDATE collection_writingclaim c SET status = v_expired
             WHERE {own_open} AND c.expires_at <= v_now RETURNING id)
         SELECT EXISTS (SELECT 1 FROM {WorkerExclusion._meta.db_table} x WHERE x.worker_id = v_worker AND x.team_id = v_team)

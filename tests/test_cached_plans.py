@@ -139,6 +139,20 @@ def test_a_prelude_returning_early_gives_no_rows():
     assert statement.run([False, 1]) == [(1,)]
 
 
+def test_a_name_declared_for_a_parameter_takes_the_first_placeholders():
+    statement = CachedStatement(
+        "tests_declared_alias",
+        "SELECT v_slug, v_found + %s",
+        ["text", "integer", "integer"],
+        ["text", "integer"],
+        prelude="SELECT d.writings_per_premise + %s INTO v_found FROM collection_dataset d WHERE d.slug = v_slug;",
+        declare="v_slug ALIAS FOR %s; v_found integer;",
+    )
+    Dataset.objects.create(slug="aliased", name="aliased", writings_per_premise=4)
+
+    assert statement.run(["aliased", 100, 10]) == [("aliased", 114)]
+
+
 def test_the_prelude_placeholders_count_with_the_statements():
     with pytest.raises(ValueError, match="2 placeholders, 1 parameter types"):
         CachedStatement("tests_short_prelude", "SELECT %s::int", ["integer"], ["integer"], prelude="PERFORM %s;")
