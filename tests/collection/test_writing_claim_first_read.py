@@ -45,8 +45,9 @@ def test_a_balanced_study_claim_reads_its_pool_and_claims_in_one_statement(make_
     worker = make_worker()
     session = StudySession.objects.create(study=study, worker=worker, external_session_id="s1")
     claim, sql = statements(lambda: writing_claims.claim_next_premise(worker, study_session=session))
-    assert claim is not None and claim.premise.genre_id in (genre.pk, travel.pk)
     assert len(sql) == 1, sql
+    assert claim is not None and claim.premise.genre_id in (genre.pk, travel.pk)
+    assert claim.study_session is session  # the caller's own, with its study: no read to find it
 
 
 def test_an_expired_open_claim_is_marked_expired_and_a_new_line_is_held(make_worker):
