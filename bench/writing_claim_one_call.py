@@ -1,5 +1,7 @@
-"""A writing claim as one call of a database function, against the claim as it is made now and a
-one-row SELECT ... FOR UPDATE transaction: the next step measured before it is built.
+"""A hand-written prototype of the writing claim as one call of a database function, against the
+claim as it is made (now one call too, `collection.writing_claims._claim_statement`, for every shape
+of pool) and a one-row SELECT ... FOR UPDATE transaction: what the general function costs over the
+narrowest one.
 
     DEBUG=0 SECRET_KEY=... ALLOWED_HOSTS=localhost \\
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
@@ -12,9 +14,7 @@ marked expired, the team's exclusion, their own open claim, the study's genres i
 order (claims served so far, ties by the study's seed), and in each genre the candidate lock, the
 recount of its room under the lock (a statement of its own, so a fresh snapshot), the insert, the
 claim order's `claims_made` and the study's served count. Its statements are static, so PostgreSQL
-keeps their plans for the connection: no parse and no planning after the first calls, and one
-round trip where the claim now makes five (the first read, BEGIN, the candidate lock, the claim
-statement, COMMIT), each parsed and planned every time.
+keeps their plans for the connection: no parse and no planning after the first calls.
 
 The function is the balanced-by-genre study's case only (no import-file pool, no random order, no
 second look that waits for a locked candidate): enough to learn what one call costs, not a claim

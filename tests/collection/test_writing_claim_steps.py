@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from collection import writing_claims
-from corpus.models import Premise
+from corpus.models import Genre, Premise
 from crowd.models import ServingOrder, StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 from tests.present import present
@@ -110,3 +110,67 @@ def test_a_premise_found_full_under_its_lock_is_let_go_and_the_claim_takes_the_n
     assert claim.premise_id == free.pk
     calls = [q["sql"] for q in statements.captured_queries if "collection_writing_claim_" in q["sql"]]
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("order", "pooled"),
+    [
+        (ServingOrder.BALANCED, True),  # each genre in turn: the one-genre walk
+        (ServingOrder.IMPORTED, True),  # the pool's two genres at once
+        (ServingOrder.RANDOM, True),
+        (ServingOrder.IMPORTED, False),  # no pool: the dataset's every genre
+    ],
+)
+def test_a_studys_claims_keep_to_its_dataset_and_its_pools_genres(make_worker, order, pooled):
+    # Another collected dataset holds the same genres, its premises added first, so a candidate
+    # statement that forgot the dataset or the genres would serve them.
+    other, fiction = writing_setup("other-collection")
+    travel, third = (
+        Genre.objects.create(slug=slug, name=slug, is_training=True, family=fiction.family) for slug in ("g-two", "g-3")
+    )
+    for genre in (fiction, travel, third):
+        add_premises(other, genre, 3, start=100 * genre.pk)
+    dataset, _ = writing_setup("own-collection")
+    for genre in (fiction, travel, third):
+        add_premises(dataset, genre, 3, start=1000 + 100 * genre.pk)
+    study = make_study(dataset, slug=f"keeps-{order}-{pooled}", task_kind=TaskKind.WRITING, serving_order=order)
+    if pooled:
+        study.pool_genres.set([fiction, travel])
+
+    claimed = []
+    for n in range(6 if pooled else 9):
+        worker = make_worker()
+        session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"k{n}")
+        claimed.append(present(writing_claims.claim_next_premise(worker, study_session=session)).premise)
+
+    assert {premise.dataset_id for premise in claimed} == {dataset.pk}
+    expected = {fiction.pk, travel.pk} if pooled else {fiction.pk, travel.pk, third.pk}
+    assert {premise.genre_id for premise in claimed} == expected
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_skips_a_premise_another_claimer_holds_and_locks_only_the_one_it_takes(make_worker):
+    dataset, genre = writing_setup("skips-held")
+    held, taken, after = add_premises(dataset, genre, 3)
+    worker = make_worker()
+    other = psycopg2.connect(**connection.get_connection_params())
+    try:
+        with other.cursor() as cursor:  # another claimer, in the middle of its claim on the first premise
+            cursor.execute(
+                f"SELECT 1 FROM {writing_claims.ORDER_TABLE} WHERE premise_id = %s FOR NO KEY UPDATE", [held.pk]
+            )
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '2s'")  # a claim that waited would fail here
+            claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
+            with other.cursor() as cursor:  # the premise after it is free for the next claimer
+                cursor.execute("SAVEPOINT free")
+                cursor.execute(
+                    f"SELECT premise_id FROM {writing_claims.ORDER_TABLE} WHERE premise_id = %s FOR NO KEY UPDATE NOWAIT",
+                    [after.pk],
+                )
+                assert cursor.fetchall() == [(after.pk,)]
+    finally:
+        other.rollback()
+        other.close()
+    assert claim.premise_id == taken.pk
