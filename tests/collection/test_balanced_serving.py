@@ -12,6 +12,7 @@ from collection.writing_claims import claim_next_premise
 from corpus.models import Premise
 from crowd.models import ServingOrder, Study, StudySession, TaskKind
 from tests import factories
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -97,7 +98,7 @@ def files_served(study, make_worker, writers):
     for n in range(writers):
         worker = make_worker()
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"file-{n}")
-        served[claim_next_premise(worker, study_session=session).premise.source] += 1
+        served[present(claim_next_premise(worker, study_session=session)).premise.source] += 1
     return served
 
 
