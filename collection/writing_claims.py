@@ -205,18 +205,20 @@ def candidate_statement(
     return sql, [values[name] for name in names]
 
 
+def _with_variables(sql: str, names: Sequence[str]) -> str:
+    """`sql` with each `%s` replaced by the claim function's variable for that input's name."""
+    parts = sql.split("%s")
+    assert len(parts) == len(names) + 1
+    return parts[0] + "".join(_CANDIDATE_VARIABLES[name] + part for name, part in zip(names, parts[1:], strict=True))
+
+
 def _locking_candidate() -> str:
     """PL/pgSQL that locks the next candidate of the pool in `v_pool_genres` and `v_pool_sources`
     into `v_locked`: the candidate statement of that shape (`_candidate_sql`), one static statement
     a shape, so that each keeps its plan in the connection."""
 
     def statement(**shape: Any) -> str:
-        sql, names = _candidate_sql(wanted=1, **shape)
-        parts = sql.split("%s")
-        assert len(parts) == len(names) + 1
-        text = parts[0] + "".join(
-            _CANDIDATE_VARIABLES[name] + part for name, part in zip(names, parts[1:], strict=True)
-        )
+        text = _with_variables(*_candidate_sql(wanted=1, **shape))
         return text.replace("SELECT o.premise_id ", "SELECT o.premise_id INTO v_locked ", 1) + ";"
 
     def by_wait(**shape: Any) -> str:
@@ -336,7 +338,6 @@ def _claim_statement() -> CachedStatement:
         " v_wait boolean := false; v_excluded boolean; v_look integer; v_index integer; v_claim collection_writingclaim;"
         " v_outcome text := 'none';"
     )
-    live = "c.status = v_open AND c.expires_at > v_now"
     # The worker's open claim by the index that allows one (`one_open_writing_claim_per_worker`): a
     # generic plan uses a partial index only for the value written in its predicate.
     own_open = f"c.worker_id = v_worker AND c.status = '{ClaimStatus.OPEN.value}'"
@@ -410,7 +411,7 @@ def _claim_statement() -> CachedStatement:
         WITH room AS (SELECT p.id, p.genre_id, p.source FROM collection_premise p
                 INNER JOIN collection_dataset d ON d.id = p.dataset_id
                 WHERE p.id = v_locked AND p.status = v_available
-                AND p.writings_done + (SELECT COUNT(*) FROM collection_writingclaim c WHERE c.premise_id = p.id AND {live})
+                AND p.writings_done + {_with_variables(_LIVE_CLAIMS, ["open", "now"])}
                     < d.writings_per_premise),
             claimed AS (INSERT INTO collection_writingclaim ({columns}, premise_id)
                 SELECT {", ".join(name for name, _ in claim_inputs)}, room.id FROM room RETURNING *),
