@@ -15,14 +15,19 @@ class DashboardConfig(AppConfig):
         from crowd.models import Study
         from model_annotators.models import Calibration, ModelAnnotator, ModelUse
         from privacy.signals import participant_removed as participant_removed_signal
+        from validation.signals import adjudication_requests_changed
 
         from .figure_cache import gold_recounted, participant_removed, rows_changed_receiver
         from .models import PairBulkAction
+        from .queries.adjudication import QUEUE_FIGURES
         from .queries.pair_form import forget
 
         # The dashboard keeps its own mark of when its cached figures went out of date.
         signals.gold_recounted.connect(gold_recounted, dispatch_uid="dashboard-figures-out-of-date")
         participant_removed_signal.connect(participant_removed, dispatch_uid="dashboard-figures-without-them")
+        adjudication_requests_changed.connect(
+            rows_changed_receiver(QUEUE_FIGURES), weak=False, dispatch_uid="dashboard-adjudication-queues-sent"
+        )
         # The pair browser's kept form forgets itself when a row it shows is written.
         for model in (Genre, Study, ModelUse, PairBulkAction):
             post_save.connect(forget, sender=model, dispatch_uid=f"dashboard-pair-form-{model.__name__}")

@@ -40,6 +40,7 @@ from quality.flag_rows import pairs_labelled_by
 from quality.models import AggregatedLabel, AggregationRun, GroupDecidedPair
 from quality.selectors import flagged_worker_ids, worker_quality
 
+from . import signals
 from .models import AdjudicationRequest
 
 AGGREGATION_METHOD = "dawid_skene"
@@ -438,6 +439,7 @@ def send_to_adjudication(pairs: QuerySet[Pair], *, researcher: Any, reason: str)
         audit.record_batch(
             "adjudication.sent", Pair.objects.filter(pk__in=ids), actor=researcher, reason=reason, token=token
         )
+        signals.adjudication_requests_changed.send(sender=AdjudicationRequest)
     return len(ids), total - len(ids), token
 
 
@@ -449,4 +451,5 @@ def unsend(token: str, *, researcher: Any) -> int:
         pairs = Pair.objects.filter(pk__in=list(batch.values_list("pair_id", flat=True)))
         audit.record_batch("adjudication.unsent", pairs, actor=researcher, reason="undo of a bulk send", token=token)
         undone, _ = batch.delete()
+        signals.adjudication_requests_changed.send(sender=AdjudicationRequest)
     return undone

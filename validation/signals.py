@@ -8,8 +8,13 @@ test sees (the sender knows nothing of its receivers).
 `validation_labels_added(pair_ids)`: validation labels were added to these pairs (every submitted
     batch, catch trials aside), sent inside the submit's transaction; the adversarial app settles
     its verifications here (connected in `adversarial.apps.AdversarialConfig.ready`).
+`adjudication_requests_changed()`: pairs were sent to the adjudication page's "sent" queue or
+    taken back out of it (`validation.adjudication.send_to_adjudication`, `unsend`), sent inside
+    the writer's transaction; the dashboard's kept queue counts are out of date
+    (`dashboard.apps.DashboardConfig.ready`).
 """
 
 from django.dispatch import Signal
 
 validation_labels_added = Signal()
+adjudication_requests_changed = Signal()

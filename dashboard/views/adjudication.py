@@ -7,6 +7,7 @@ from django.views.decorators.http import require_POST
 
 from corpus.labels import LABELS
 from corpus.services import LabelRefused
+from dashboard.queries.adjudication import queue_figures
 from dashboard.queries.common import pair as pair_named
 from dashboard.queries.quality import flagged_workers_as_of
 from teams import access
@@ -36,6 +37,14 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
     page = int(request.GET["page"]) if request.GET.get("page", "").isdigit() and int(request.GET["page"]) > 0 else 1
     first = (page - 1) * QUEUE_SHOWN
     shown = list(pairs[first : first + QUEUE_SHOWN + 1])  # one more: is there a next page?
+    counts, effect = queue_figures(
+        scope.within,
+        scope.teams_within,
+        flagged=flagged,
+        flagged_pairs=flagged_pairs,
+        latest=latest,
+        holds_every_dataset=scope.holds_every_dataset,
+    )
     return render_page(
         request,
         "dashboard/adjudication.html",
@@ -43,13 +52,7 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
         scope,
         filters=filters,
         current=adjudication.FILTER_BY_SLUG[slug],
-        counts=adjudication.queue_counts(
-            scope.within,
-            flagged=flagged,
-            flagged_pairs=flagged_pairs,
-            latest=latest,
-            holds_every_dataset=scope.holds_every_dataset,
-        ),
+        counts=counts,
         pairs=shown[:QUEUE_SHOWN],
         page=page,
         first_shown=first + 1,
@@ -58,7 +61,7 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
         include_decided=include_decided,
         flags_as_of=flags_as_of,  # when the flagged workers were computed (the maintained rows)
         labels=LABELS,
-        effect=adjudication.before_and_after(scope.within),
+        effect=effect,
         decisions=decisions,
         last_decision=adjudication.last_undoable(decisions, request.session.get(LAST_DECISION)),
     )
