@@ -8,8 +8,6 @@ condition on the vote counters, never a scan of the label table), and pages go b
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from functools import reduce
-from operator import or_
 from typing import Any, Self
 
 from django.contrib.postgres.expressions import ArraySubquery
@@ -20,7 +18,7 @@ from django.db.models import BigIntegerField, Count, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from authorship.judgements import TYPING_FLAGS, Flag
-from authorship.models import WritingEvidence
+from authorship.selectors import evidence_with_any_flag
 from base.subquery import EqualsAny
 from corpus import tallies
 from corpus.giveaways import tokenize
@@ -152,8 +150,7 @@ def _by_flag(flag: str) -> QuerySet[Any]:
         # earlier one (authorship.copies, judged at the submit and kept when the copied sentence
         # leaves): `flagged` holds them all, so the filter reads the flags themselves (their index).
         wanted = {"typing": sorted(TYPING_FLAGS), "repeated": [Flag.REPEATED], "copy": [Flag.COPY]}[flag]
-        raised = reduce(or_, (Q(flags__contains=[str(name)]) for name in wanted))
-        return WritingEvidence.objects.filter(raised).order_by().values("pair_id")
+        return evidence_with_any_flag(wanted).order_by().values("pair_id")
     # "guesser": labelled by a worker the quality checks flag (the adjudication queue's "flagged"),
     # the flagged workers as the figure cache keeps them, their labels by `label_worker_pairs`.
     return ValidationLabel.objects.filter(worker_id__in=flagged_workers(EVERYTHING)).order_by().values("pair_id")
