@@ -20,7 +20,7 @@ TABLE = WritingEvidence._meta.db_table
 
 def flag_scans(plan: dict) -> list[dict]:
     """The plan's nodes that read the typing records or an index of them."""
-    found = [node for node in nodes_reading(plan, TABLE)]
+    found = list(nodes_reading(plan, TABLE))
 
     def index_scans(node: dict) -> list[dict]:
         own = [node] if node.get("Index Name") else []
