@@ -16,9 +16,18 @@ class WritingEvidence(models.Model):
     pair = models.OneToOneField(
         "corpus.Pair", null=True, blank=True, on_delete=models.CASCADE, related_name="writing_evidence"
     )
-    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="writing_evidence")
+    # Neither key has an index of its own: `evidence_worker_latest` and `evidence_session_flagged` lead
+    # with them, and each index more is one more write for every sentence submitted.
+    worker = models.ForeignKey(
+        "corpus.Worker", on_delete=models.CASCADE, related_name="writing_evidence", db_index=False
+    )
     study_session = models.ForeignKey(
-        "crowd.StudySession", null=True, blank=True, on_delete=models.SET_NULL, related_name="writing_evidence"
+        "crowd.StudySession",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="writing_evidence",
+        db_index=False,
     )
     field_name = models.CharField(max_length=40, help_text="The form field the sentence was written in.")
     text_chars = models.PositiveIntegerField(default=0, help_text="Characters of the sentence as saved.")

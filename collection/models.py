@@ -84,8 +84,10 @@ class WritingClaim(TaskClaim):
     DATASET_PATH = "premise__dataset"
 
     token = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="writing_claims")
-    premise = models.ForeignKey(Premise, on_delete=models.CASCADE, related_name="writing_claims")
+    # Neither key has an index of its own: the unique (worker, premise) and the (premise, status)
+    # indexes lead with them, and each index more is one more write in every claim.
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="writing_claims", db_index=False)
+    premise = models.ForeignKey(Premise, on_delete=models.CASCADE, related_name="writing_claims", db_index=False)
 
     class Meta:
         ordering = ["-created_at"]

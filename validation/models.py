@@ -19,7 +19,9 @@ class ValidationClaim(TaskClaim):
 
     batch = models.UUIDField(default=uuid.uuid4, db_index=True)
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="validation_claims")
-    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="validation_claims")
+    # No index of its own: the unique (pair, worker) and `valclaim_pair_open` lead with it, and each
+    # index more is one more write in every claim.
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="validation_claims", db_index=False)
     # A catch trial looks like any other pair to the worker; its label is scored, never added to the
     # pair's labels, and it takes no place on the pair.
     is_catch_trial = models.BooleanField(default=False)

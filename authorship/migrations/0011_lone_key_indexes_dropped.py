@@ -1,0 +1,55 @@
+"""The foreign keys' own indexes dropped where another index leads with the same column: each index
+more is one more write in every claim or submitted sentence, and the longer index answers the key's
+lookups (a cascade, a join). Dropped by name: Django's AlterField drops and re-adds the foreign key
+constraint, which checks every row again, and takes any index whose first column is the key for the
+key's own, a partial unique index included (`one_open_writing_claim_per_worker`)."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("authorship", "0010_evidence_worker_latest"),
+        ("corpus", "0038_pair_counted_labels"),
+        ("crowd", "0034_code_hold_decisions_on_holds"),
+    ]
+
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AlterField(
+                    model_name="writingevidence",
+                    name="study_session",
+                    field=models.ForeignKey(
+                        blank=True,
+                        db_index=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="writing_evidence",
+                        to="crowd.studysession",
+                    ),
+                ),
+                migrations.AlterField(
+                    model_name="writingevidence",
+                    name="worker",
+                    field=models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="writing_evidence",
+                        to="corpus.worker",
+                    ),
+                ),
+            ],
+            database_operations=[
+                migrations.RunSQL(
+                    "DROP INDEX IF EXISTS authorship_writingevidence_study_session_id_7c6aa077",
+                    reverse_sql="CREATE INDEX IF NOT EXISTS authorship_writingevidence_study_session_id_7c6aa077 ON authorship_writingevidence (study_session_id)",
+                ),
+                migrations.RunSQL(
+                    "DROP INDEX IF EXISTS authorship_writingevidence_worker_id_eb6ff74d",
+                    reverse_sql="CREATE INDEX IF NOT EXISTS authorship_writingevidence_worker_id_eb6ff74d ON authorship_writingevidence (worker_id)",
+                ),
+            ],
+        ),
+    ]
