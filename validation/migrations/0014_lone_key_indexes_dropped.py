@@ -1,8 +1,5 @@
-"""The foreign keys' own indexes dropped where another index leads with the same column: each index
-more is one more write in every claim or submitted sentence, and the longer index answers the key's
-lookups (a cascade, a join). Dropped by name: Django's AlterField drops and re-adds the foreign key
-constraint, which checks every row again, and takes any index whose first column is the key for the
-key's own, a partial unique index included (`one_open_writing_claim_per_worker`)."""
+"""The foreign keys' own indexes dropped where another index leads with the key, by name (why by
+name: collection/migrations/0019_lone_key_indexes_dropped.py)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
