@@ -29,8 +29,8 @@ class _MatchesPath(Func):
 def evidence_with_any_flag(names: Iterable[str]) -> QuerySet[WritingEvidence]:
     """The typing records whose flags hold one of `names`, as one SQL/JSON path test that the flags'
     GIN index (`evidence_flags`) answers in one scan, sized by the records that hold them. An OR of
-    one containment per flag was a scan of the index per flag and, with stale statistics, whose
-    estimates add up over the ORs, a scan of every record."""
+    one containment per flag scans the index once per flag and, with stale statistics (whose
+    estimates add up over the ORs), leads the planner to read every record instead."""
     wanted = " || ".join(f"@ == {json.dumps(str(name))}" for name in sorted(names))
     return WritingEvidence.objects.filter(_MatchesPath(F("flags"), Value(f"$[*] ? ({wanted})")))
 
