@@ -75,3 +75,43 @@ def test_with_no_interval_every_page_counts_afresh(client, torn, researcher, set
     factories.pair(torn[0].dataset, torn[0].premise, [E, E, N, N, C])
     assert shown_counts(client)["no_gold"] == 4
     assert adjudication.queue_counts(Scope.named("kept-counts"))["no_gold"] == 4
+
+
+def test_each_scope_keeps_its_own_counts(client, torn, researcher):
+    other = factories.dataset("kept-elsewhere")
+    other_premise = factories.premise(other, split=Split.DEV)
+    factories.pair(other, other_premise, [E, E, N, N, C])
+    client.force_login(researcher)
+    assert client.get(reverse("dashboard:adjudication")).status_code == 200  # every dataset's, kept first
+    assert shown_counts(client)["no_gold"] == 3
+
+
+def test_a_team_keeps_its_own_flagged_count_on_a_dataset_a_superuser_opened_first(
+    client, settings, django_user_model, make_worker
+):
+    """The flagged queue counts the pairs of the workers the quality checks flag on the page's teams'
+    labels: a superuser's count (every team's labels) is never shown to a team's owner."""
+    from base.permissions import ensure_researcher_group
+    from corpus.services import add_labels
+    from teams.models import Membership, Role, Team
+
+    settings.DASHBOARD_CACHE_SECONDS = 3600
+    rushed, paced = (Team.objects.create(slug=slug, name=slug) for slug in ("lab-rushed", "lab-paced"))
+    worker = make_worker(username="two-labs")
+    for team, seconds, count in ((rushed, 1.0, 30), (paced, 14.0, 10)):
+        dataset = factories.dataset(f"data-of-{team.slug}", team=team)
+        pairs = [factories.pair(dataset, factories.premise(dataset, split=Split.TRAIN), [E]) for _ in range(count)]
+        add_labels([(pair, E) for pair in pairs], worker=worker, seconds=seconds)
+    owner = django_user_model.objects.create_user("paced-owner", password="pw", is_staff=True)
+    owner.groups.add(ensure_researcher_group())
+    Membership.objects.create(team=paced, user=owner, role=Role.OWNER)
+    superuser = django_user_model.objects.create_user("root", password="pw", is_staff=True, is_superuser=True)
+    url = reverse("dashboard:adjudication") + "?dataset=data-of-lab-paced"
+
+    def flagged_count(user) -> int:
+        client.force_login(user)
+        page = client.get(url).content.decode()
+        return int(re.findall(r'data-queue="flagged"[^>]*>[^<]*<span class="count" data-value="(\d+)"', page)[0])
+
+    assert flagged_count(superuser) == 10  # flagged on every team's labels: its pairs in this dataset
+    assert flagged_count(owner) == 0  # not flagged on this team's labels
