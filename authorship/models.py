@@ -8,6 +8,8 @@ from django.db.models import Q
 
 from corpus.models import Tally
 
+from .flag_lookup import FLAG_FILTERS, flag_filter_index_name, holds_any_flag
+
 
 class WritingEvidence(models.Model):
     """One written field's typing evidence: a hypothesis (its Pair) or an adversarial try. The counts
@@ -61,9 +63,12 @@ class WritingEvidence(models.Model):
             # writer's own range of the index, where the primary key walked back through every
             # writer's records to learn that a new writer has none.
             models.Index(fields=["worker", "-id"], name="evidence_worker_latest"),
-            # The Pairs page's typing and repeated flags (`flags @> [flag]`): an index of the flags
-            # each record holds, sized by the records that hold one, not a scan of every record.
-            GinIndex(fields=["flags"], opclasses=["jsonb_path_ops"], name="evidence_flags"),
+            # The Pairs page's flag filters: each one's pairs, from an index of the records holding
+            # one of its flags alone, read in order without the records (authorship.flag_lookup).
+            *(
+                models.Index(fields=["pair"], condition=Q(holds_any_flag(flags)), name=flag_filter_index_name(name))
+                for name, flags in FLAG_FILTERS.items()
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,38 +1,28 @@
 """Reads of the authorship app: who writes like a machine, and who copies whom (the workers page)."""
 
-import json
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, timedelta
 from typing import Any
 
-from django.db.models import BooleanField, Count, F, Func, Q, QuerySet, Sum, Value
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from corpus.models import Pair, Worker
 from corpus.scope import EVERYTHING, Scope
 from crowd.models import StudySession
 
+from .flag_lookup import holds_any_flag
 from .judgements import Flag
 from .models import SenseScore, SentenceTally, TypingTally, WritingEvidence, WrittenSentence
 from .sense import writer_low_sense
 
 
-class _MatchesPath(Func):
-    """`json @? path`: whether the SQL/JSON path finds anything in the value."""
-
-    template = "(%(expressions)s::jsonpath)"
-    arg_joiner = " @? "
-    output_field = BooleanField()
-
-
 def evidence_with_any_flag(names: Iterable[str]) -> QuerySet[WritingEvidence]:
-    """The typing records whose flags hold one of `names`, as one SQL/JSON path test that the flags'
-    GIN index (`evidence_flags`) answers in one scan, sized by the records that hold them. An OR of
-    one containment per flag scans the index once per flag and, with stale statistics (whose
-    estimates add up over the ORs), leads the planner to read every record instead."""
-    wanted = " || ".join(f"@ == {json.dumps(str(name))}" for name in sorted(names))
-    return WritingEvidence.objects.filter(_MatchesPath(F("flags"), Value(f"$[*] ? ({wanted})")))
+    """The typing records whose flags hold one of `names`, as one SQL/JSON path test. For a set of
+    the Pairs page's filters (`flag_lookup.FLAG_FILTERS`) the set's partial index answers it, sized
+    by the records that hold them; another set is a scan of the records."""
+    return WritingEvidence.objects.filter(holds_any_flag(names))
 
 
 # Outside a study, repeats are looked for among the writer's latest hypotheses.

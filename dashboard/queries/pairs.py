@@ -17,7 +17,7 @@ from django.db import connection
 from django.db.models import BigIntegerField, Count, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from authorship.judgements import TYPING_FLAGS, Flag
+from authorship.flag_lookup import FLAG_FILTERS
 from authorship.selectors import evidence_with_any_flag
 from base.subquery import EqualsAny
 from corpus import tallies
@@ -145,12 +145,9 @@ def _by_worker(workers: list[int]) -> QuerySet[Any]:
 
 def _by_flag(flag: str) -> QuerySet[Any]:
     """The ids of the pairs a flag is raised on, from the rows that hold it (sized by the flagged)."""
-    if flag in ("typing", "repeated", "copy"):
-        # The typing record's own flags, the writer's reuse of a sentence, or a near-copy of an
-        # earlier one (authorship.copies, judged at the submit and kept when the copied sentence
-        # leaves): `flagged` holds them all, so the filter reads the flags themselves (their index).
-        wanted = {"typing": sorted(TYPING_FLAGS), "repeated": [Flag.REPEATED], "copy": [Flag.COPY]}[flag]
-        return evidence_with_any_flag(wanted).order_by().values("pair_id")
+    if flag in FLAG_FILTERS:
+        # Flags of the typing records: the pairs from the filter's own index of the flagged records.
+        return evidence_with_any_flag(FLAG_FILTERS[flag]).order_by().values("pair_id")
     # "guesser": labelled by a worker the quality checks flag (the adjudication queue's "flagged"),
     # the flagged workers as the figure cache keeps them, their labels by `label_worker_pairs`.
     return ValidationLabel.objects.filter(worker_id__in=flagged_workers(EVERYTHING)).order_by().values("pair_id")
