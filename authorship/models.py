@@ -10,6 +10,11 @@ from corpus.models import Tally
 
 from .flag_lookup import FLAG_FILTERS, flag_filter_index_name, holds_any_flag
 
+# The pending list of a GIN index on a table the writing submit both reads and writes: every lookup
+# reads it whole, and the insert that fills it merges it into the index (PostgreSQL's 4 MB default:
+# about 6,000 sentences, read by every copy check in between). 64 kB is PostgreSQL's least.
+GIN_PENDING_LIST_KB = 64
+
 
 class WritingEvidence(models.Model):
     """One written field's typing evidence: a hypothesis (its Pair) or an adversarial try. The counts
@@ -108,7 +113,11 @@ class WrittenSentence(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["normalised"], name="written_sentence_normalised"),
-            GinIndex(fields=["own_words"], name="written_sentence_own_words"),
+            # Looked up at every writing submit as often as it is written: a pending list kept short
+            # (GIN_PENDING_LIST_KB), which every lookup reads whole (bench/gin_pending.py).
+            GinIndex(
+                fields=["own_words"], name="written_sentence_own_words", gin_pending_list_limit=GIN_PENDING_LIST_KB
+            ),
             # The copies (a few in a hundred sentences): the Pairs page's copy flag, and a group's
             # copies by its first sentence (a team's first copy of a group first written elsewhere).
             models.Index(
