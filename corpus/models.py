@@ -317,6 +317,19 @@ class StoppingPolicy(models.Model):
         return f"{self.dataset.slug} {self.split}: {self.rule}"
 
 
+VOTE_FIELDS = ("entailment_votes", "neutral_votes", "contradiction_votes")
+
+
+def split_221() -> Q:
+    """Five labels split 2-2-1 (no gold: MPE and SNLI call these the hard cases): the pair browser's
+    pattern, and the condition of the index that holds those pairs (`pair_split_221`)."""
+    patterns = Q()
+    for one in VOTE_FIELDS:
+        twos = [field for field in VOTE_FIELDS if field != one]
+        patterns |= Q(**{one: 1, twos[0]: 2, twos[1]: 2})
+    return Q(label_count=LABELS_PER_PAIR) & patterns
+
+
 class Pair(models.Model):
     # No index of its own: `unique_pair_id` (dataset, pair_id) leads with it. Every index on this
     # table takes a new entry whenever a counter moves (no such update is HOT), so the table keeps
@@ -410,6 +423,9 @@ class Pair(models.Model):
             models.Index(fields=["dataset"], condition=~Q(adjudicated_label=""), name="pair_adjudicated"),
             # Pairs written for no label (MPE items): the guesser evidence reads them from here.
             models.Index(fields=["id"], condition=~Q(author_label__in=labels.LABELS), name="pair_unwritten"),
+            # Pairs split 2-2-1 (a few in a hundred): the pair browser reads them here, where the five-label
+            # index held every five-label pair to test each one's votes.
+            models.Index(fields=["id"], condition=split_221(), name="pair_split_221"),
             # Pairs whose gold label differs from their author's (few): the pair browser reads them here.
             models.Index(
                 fields=["id"],

@@ -9,10 +9,10 @@ from django.db.models import JSONField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from corpus.gold import gold_source
-from corpus.models import Pair, Worker
+from corpus.models import VOTE_FIELDS, Pair, Worker
 from model_annotators.writing_checks import checks_of_pairs
 
-from .pairs import PAGE_SIZE, VOTES
+from .pairs import PAGE_SIZE
 
 
 class LabelShown(TypedDict):
@@ -101,7 +101,7 @@ def pair_rows(
             "hypothesis",
             "gold_label",
             "adjudicated_label",
-            *VOTES,
+            *VOTE_FIELDS,
             "shown_labels",
             "shown_typing",
             "shown_sense",

@@ -26,12 +26,14 @@ from corpus.gold import gold_from_votes
 from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
+    VOTE_FIELDS,
     Genre,
     Label,
     Pair,
     Split,
     ValidationLabel,
     Worker,
+    split_221,
 )
 from corpus.scope import EVERYTHING, Scope
 from corpus.selectors import pairs_in, premises_in
@@ -47,17 +49,6 @@ FLAGS = {
     "copy": "a near-copy of an earlier sentence",
     "guesser": "labelled by a worker the quality checks flag",
 }
-VOTES = ("entailment_votes", "neutral_votes", "contradiction_votes")
-
-
-def _split_221() -> Q:
-    """Five labels split 2-2-1 (no gold: MPE and SNLI call these the hard cases)."""
-    five = Q(label_count=LABELS_PER_PAIR)
-    patterns = Q()
-    for one in VOTES:
-        twos = [field for field in VOTES if field != one]
-        patterns |= Q(**{one: 1, twos[0]: 2, twos[1]: 2})
-    return five & patterns
 
 
 # name -> (what the researcher reads, the condition)
@@ -72,7 +63,7 @@ PATTERNS = {
         ),
     ),
     "no_gold": ("five labels, no 3 agree", Q(label_count=LABELS_PER_PAIR, gold_label=NO_GOLD)),
-    "split_221": ("five labels split 2-2-1", _split_221()),
+    "split_221": ("five labels split 2-2-1", split_221()),
     "gold_ne_author": (
         "gold label differs from the author's",
         ~Q(gold_label=NO_GOLD) & ~Q(gold_label=F("author_label")),
@@ -80,7 +71,7 @@ PATTERNS = {
     "in_validation": ("waiting for validation labels", Q(needs_validation=True, label_count__lt=LABELS_PER_PAIR)),
 }
 # The patterns an index of the pair holds (`pair_five_labels`: the five-label pairs;
-# `pair_gold_ne_author`), so their pairs are read from it whatever genre they are of: a large
+# `pair_split_221`, `pair_gold_ne_author`), so their pairs are read from it whatever genre they are of: a large
 # genre's pairs found premise by premise, or walked in id order, and tested against a sparse
 # pattern read every pair of the genre.
 PATTERNS_INDEXED = ("unanimous", "no_gold", "split_221", "gold_ne_author")
@@ -405,7 +396,7 @@ def _tally_count(scope: Scope, filters: PairFilters) -> int:
     """The pairs that tally-keyed filters match, from the pair tally (a few hundred rows, the gold
     label from the votes and the imported gold) with the adjudicated pairs (few, `pair_adjudicated`)
     moved from their rule's gold to their decided one, as the adjudication page counts its queues."""
-    by = ("genre__slug", "author_label", "label_count", *VOTES, "imported_gold", "needs_validation")
+    by = ("genre__slug", "author_label", "label_count", *VOTE_FIELDS, "imported_gold", "needs_validation")
 
     def counted(
         genre: str | None, author: str, label_count: int, votes: tuple[int, int, int], gold: str, queued: bool
@@ -425,7 +416,7 @@ def _tally_count(scope: Scope, filters: PairFilters) -> int:
     adjudicated = pairs_in(scope.with_split(filters.split)).exclude(adjudicated_label="")
     if filters.genre:
         adjudicated = adjudicated.filter(premise__genre__slug=filters.genre)
-    fields = ("author_label", "label_count", *VOTES, "imported_gold", "needs_validation", "gold_label")
+    fields = ("author_label", "label_count", *VOTE_FIELDS, "imported_gold", "needs_validation", "gold_label")
     for author, label_count, e, nu, c, imported, queued, gold, n in adjudicated.values_list(*fields).annotate(
         n=Count("pk")
     ):

@@ -176,3 +176,23 @@ def corpus_of_genres():
     ds, workers = factories.worker_corpus()
     grow(ds, workers, 1)
     return ds
+
+
+@pytest.mark.parametrize("genre", ["", "fiction"])
+def test_the_pairs_split_two_two_one_are_read_from_their_index(corpus_of_genres, monkeypatch, genre):
+    """The pattern's first page, alone and with a genre walked in id order, reads `pair_split_221`
+    (a few in a hundred pairs), not every five-label pair's votes."""
+    monkeypatch.setattr(queries, "GENRE_WALK_FROM", 0)
+    page = matching_pairs(Scope.of_dataset(corpus_of_genres), PairFilters(genre=genre, pattern="split_221"))
+    sql, params = page.order_by("pk").values("pk")[:51].query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "pair_split_221" in plan, plan
+    assert sorted(page.values_list("pk", flat=True)) == sorted(
+        pair.pk
+        for pair in Pair.objects.filter(dataset=corpus_of_genres, label_count=5)
+        if sorted((pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes)) == [1, 2, 2]
+        and (not genre or pair.premise.genre.slug == genre)
+    )
