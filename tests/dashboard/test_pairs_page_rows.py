@@ -95,3 +95,28 @@ def test_each_row_is_what_the_pair_holds(researcher):
     assert (imported["split"], imported["sense"], imported["typing_flags"]) == ("no split", None, [])
     h1 = by_id[Pair.objects.get(hypothesis="h1").pair_id]
     assert (h1["gold_label"], h1["gold_source"]) == (E, "crowd")
+
+
+def test_a_label_list_escapes_every_text_it_shows():
+    from django.utils.html import escape
+
+    from dashboard.queries.pair_page import LabelShown
+    from dashboard.templatetags.pair_rows import label_items
+
+    hostile: LabelShown = {
+        "position": 2,
+        "label": 'neutral"><b>',
+        "role": "<i>validator",
+        "worker": "<script>x'",
+        "excluded": True,
+    }
+    imported: LabelShown = {"position": 1, "label": "entailment", "role": "author", "worker": "", "excluded": False}
+    shown = str(label_items([imported, hostile]))
+    assert shown == (
+        '<li data-position="1"><span class="label-chip label-entailment">entailment</span>\n'
+        '            author <span class="muted">(imported)</span></li>\n'
+        f'<li data-position="2"><span class="label-chip label-{escape(hostile["label"])}">{escape(hostile["label"])}'
+        f'</span>\n            {escape(hostile["role"])} <span class="muted">{escape(hostile["worker"])}</span>'
+        ' <span class="flag bad">excluded</span></li>'
+    )
+    assert "<script>" not in shown and "<b>" not in shown and "<i>" not in shown
