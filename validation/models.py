@@ -46,6 +46,12 @@ class ValidationClaim(TaskClaim):
                 condition=models.Q(status="open"),
                 name="valclaim_open",
             ),
+            # The open claims, by session: a study page's live claims, its sessions' own few. Through
+            # the pair's index (or the session's key alone) every session of a study read every open
+            # claim of the crowd.
+            models.Index(
+                fields=["study_session", "expires_at"], condition=models.Q(status="open"), name="valclaim_session_open"
+            ),
             # A pair's catch servings (counted for every candidate of a claim that may carry a catch
             # trial): with no index of their own each count walked every claim of the pair.
             models.Index(fields=["pair"], condition=models.Q(is_catch_trial=True), name="valclaim_catch"),

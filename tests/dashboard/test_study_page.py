@@ -25,6 +25,7 @@ from quality.guessers import GUESSER
 from quality.models import BonusEntry, BonusKind, QualificationAttempt, QualificationTest
 from tests import factories
 from tests.dashboard.factories import worker
+from tests.plans import analysed_plan
 from tests.present import present
 from validation.models import ValidationClaim
 
@@ -329,3 +330,60 @@ def test_a_session_waiting_for_its_market_is_held_apart_and_a_refused_hold_in_no
     costs = queries.overview(study)["costs"]
     assert str(costs.held_task_money) == "3.00 GBP" and costs.bonuses_held.is_zero
     assert str(costs.task_money) == "3.00 GBP" and str(costs.bonuses_owed) == "1.00 GBP"
+
+
+@pytest.mark.parametrize("statistics", ["stale", "fresh"])
+def test_a_validation_studys_live_claims_read_each_open_claim_once_at_most(statistics):
+    """The study page's live claims. With the claim table's statistics taken before the crowd's open
+    claims arrived (the bench's build, autovacuum off), every index of open claims looks empty to
+    the planner: it may read the crowd's open claims, once, never once for each of the study's
+    sessions (the join did). With fresh statistics, each session reads its own open claims
+    (`valclaim_session_open`), neither the crowd's nor a session's history."""
+    ds = factories.dataset("live-claims-ds")
+    study = Study.objects.create(slug="live-claims", name="Live claims", dataset=ds, task_kind=TaskKind.VALIDATION)
+    other = Study.objects.create(slug="the-crowd", name="The crowd", dataset=ds, task_kind=TaskKind.VALIDATION)
+    own = [session(study, f"own-{n}", minutes_ago=5) for n in range(30)]
+    crowd = session(other, "crowd", minutes_ago=5)
+    pair = factories.pair(ds, factories.premise(ds), ["entailment"])
+    table = ValidationClaim._meta.db_table
+    fill = (
+        f"INSERT INTO {table} (pair_id, worker_id, study_session_id, status, expires_at, created_at, is_catch_trial,"
+        " credited, batch) SELECT %s, %s, %s, %s, now() + make_interval(mins => %s), now(), false, false,"
+        " gen_random_uuid() FROM generate_series(1, %s)"
+    )
+    crowd_open = 3000
+    with connection.cursor() as cursor:
+        # Many claims of one pair and worker (the one-claim-per-pair-and-worker rule set aside in
+        # this test's transaction, so that the table can be filled in a few statements).
+        cursor.execute(f"ALTER TABLE {table} DROP CONSTRAINT one_validation_claim_per_pair_worker")
+        cursor.execute(fill, [pair.pk, crowd.worker_id, crowd.pk, ClaimStatus.SUBMITTED, -3000, 6000])
+        # A session of the study with a long history: its submitted claims are not read either.
+        cursor.execute(fill, [pair.pk, own[0].worker_id, own[0].pk, ClaimStatus.SUBMITTED, -3000, 200])
+        cursor.execute(f"ANALYZE {table}")  # the statistics of a table of history
+        cursor.execute(fill, [pair.pk, crowd.worker_id, crowd.pk, ClaimStatus.OPEN, 20, crowd_open])  # the crowd's
+        for study_session in own[:3]:
+            cursor.execute(fill, [pair.pk, study_session.worker_id, study_session.pk, ClaimStatus.OPEN, 20, 2])
+        cursor.execute(fill, [pair.pk, own[3].worker_id, own[3].pk, ClaimStatus.OPEN, -1, 2])  # expired
+        if statistics == "fresh":
+            cursor.execute(f"ANALYZE {table}")
+
+    with CaptureQueriesContext(connection) as captured:
+        assert queries.live_claims(study) == {"claims": 6, "sessions": 3}
+    with connection.cursor() as cursor:
+        plan = analysed_plan(cursor, captured.captured_queries[-1]["sql"])
+
+    def index_reads(node):
+        own_rows = node["Actual Rows"] * node["Actual Loops"] if node.get("Index Name") else 0
+        return own_rows + sum(index_reads(child) for child in node.get("Plans", []))
+
+    def index_names(node):
+        return {node.get("Index Name")} | set().union(*(index_names(child) for child in node.get("Plans", [])))
+
+    # The study's 30 sessions' keys and its 8 open claims (6 live, 2 expired) ...
+    study_reads = len(own) + 8
+    if statistics == "stale":
+        # ... and the crowd's open claims, once.
+        assert index_reads(plan) <= study_reads + crowd_open, plan
+    else:
+        assert index_reads(plan) <= study_reads, plan
+        assert "valclaim_session_open" in index_names(plan), plan
