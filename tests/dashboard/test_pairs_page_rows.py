@@ -111,12 +111,15 @@ def test_a_label_list_escapes_every_text_it_shows():
         "excluded": True,
     }
     imported: LabelShown = {"position": 1, "label": "entailment", "role": "author", "worker": "", "excluded": False}
-    shown = str(label_items([imported, hostile]))
+    kept: LabelShown = {"position": 3, "label": "neutral", "role": "validator", "worker": "carol", "excluded": False}
+    shown = str(label_items([imported, hostile, kept]))
     assert shown == (
         '<li data-position="1"><span class="label-chip label-entailment">entailment</span>\n'
         '            author <span class="muted">(imported)</span></li>\n'
         f'<li data-position="2"><span class="label-chip label-{escape(hostile["label"])}">{escape(hostile["label"])}'
         f'</span>\n            {escape(hostile["role"])} <span class="muted">{escape(hostile["worker"])}</span>'
-        ' <span class="flag bad">excluded</span></li>'
+        ' <span class="flag bad">excluded</span></li>\n'
+        '<li data-position="3"><span class="label-chip label-neutral">neutral</span>\n'
+        '            validator <span class="muted">carol</span></li>'
     )
     assert "<script>" not in shown and "<b>" not in shown and "<i>" not in shown
