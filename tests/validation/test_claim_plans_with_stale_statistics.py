@@ -4,8 +4,9 @@ The statistics of the claim table are taken while every claim is history (submit
 long ago), then the crowd's open claims arrive and nothing analyses the table again (autovacuum off,
 as after a bulk import): the histogram of `expires_at` ends before now, and "open and expiring after
 now" looks like no row at all. An index on the expiry alone was then the cheapest way to count a
-candidate pair's live claims, and it walked every open claim for every candidate. Every index of
-open claims is led by the pair (`valclaim_open`), so each count is one pair's lookup."""
+candidate pair's live claims, and it walked every open claim for every candidate. The open claims'
+index led by the pair (`valclaim_open`) makes each count one pair's lookup, and the plan never takes
+the one led by the session (`valclaim_session_open`, the study page's) for it."""
 
 from django.db import connection
 from django.utils import timezone
