@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from corpus.models import Pair
+from corpus.models import Pair, Premise
 from corpus.scope import EVERYTHING, Scope
 from crowd.models import Study, TaskKind
 from dashboard.queries import pairs as queries
@@ -32,6 +32,8 @@ pytestmark = pytest.mark.django_db
 # the cache.
 COLD = 5
 WARM = 3
+# Unanimous five-label pairs beside the pattern's few: a crowd's corpus is mostly these.
+UNANIMOUS = 4_000
 
 
 def page(client, query=None):
@@ -181,8 +183,16 @@ def corpus_of_genres():
 @pytest.mark.parametrize("genre", ["", "fiction"])
 def test_the_pairs_split_two_two_one_are_read_from_their_index(corpus_of_genres, monkeypatch, genre):
     """The pattern's first page, alone and with a genre walked in id order, reads `pair_split_221`
-    (a few in a hundred pairs), not every five-label pair's votes."""
+    (a few in a corpus), not every five-label pair's votes. The corpus holds as many unanimous pairs
+    as a crowd's: on a hundred pairs the five-label index is a page as the pattern's is, and the
+    planner breaks that tie either way."""
     monkeypatch.setattr(queries, "GENRE_WALK_FROM", 0)
+    premise = Premise.objects.filter(dataset=corpus_of_genres, genre__slug="fiction").first()
+    Pair.objects.bulk_create(
+        Pair(dataset=corpus_of_genres, premise=premise, pair_id=f"unanimous-{number}", hypothesis="All agree.",
+             author_label="entailment", label_count=5, entailment_votes=5, gold_label="entailment")
+        for number in range(UNANIMOUS)
+    )  # fmt: skip
     page = matching_pairs(Scope.of_dataset(corpus_of_genres), PairFilters(genre=genre, pattern="split_221"))
     sql, params = page.order_by("pk").values("pk")[:51].query.sql_with_params()
     with connection.cursor() as cursor:
