@@ -3,8 +3,13 @@
 A new hypothesis is looked up, at submit, among every hypothesis written on the platform before it
 (`WrittenSentence`, by its normalised text): a near-copy of a sentence on another premise, by
 another writer or by the same writer in another session, is a copy (copies inside one session are
-`repeated`). "Near" is pg_trgm's trigram similarity, answered by a GIN trigram index, not a scan.
-Thresholds were measured on SNLI dev (bench/copy_check.py; docs/quality.md, "Copies across writers").
+`repeated`). "Near" is pg_trgm's trigram similarity, at least COPY_SIMILARITY. The candidates are
+the earlier sentences sharing a MinHash band of their trigrams with it (`copy_bands`, migration
+0014, and its GIN index): a pair 0.85 alike shares one 99.9% of the time, one 0.9 alike all but
+never fails to, and unrelated sentences almost never do, so a lookup reads a handful of rows where
+the trigram index read every sentence sharing a common trigram. Each candidate's similarity is then
+computed exactly. Thresholds were measured on SNLI dev (bench/copy_check.py; docs/quality.md,
+"Copies across writers").
 
 Paraphrases: a template with one word changed is far apart by trigrams, and short sentences are
 never compared by them. So each sentence is stored with its template signature too
@@ -84,31 +89,29 @@ def _exclusions(worker: Worker, study_session: StudySession | None) -> tuple[str
 
 def nearest_sql(table: str, condition: str) -> str:
     """The PostgreSQL lookup of several sentences at once, each on its own premise (parameters: the
-    keys and their premises' ids as two arrays, then the condition's), one row for each key that
-    has a near-copy: its position (from 1) and the copy. Each key is its own trigram index lookup;
-    bench/copy_check.py explains it on a large table."""
+    keys and their premises' ids as two arrays, the threshold, then the condition's), one row for
+    each key that has a near-copy: its position (from 1) and the copy. Each key is its own lookup
+    of the band index in a nested loop; bench/copy_check.py explains it on a large table."""
     return (
         "SELECT k.position, near.* FROM unnest(%s::text[], %s::bigint[]) WITH ORDINALITY AS k(key, premise_id, position)"
         " CROSS JOIN LATERAL (SELECT w.id, w.worker_id, COALESCE(w.cluster_root_id, w.id),"
         f" similarity(w.normalised, k.key) AS alike FROM {table} w"
-        f" WHERE w.normalised %% k.key AND w.premise_id <> k.premise_id AND {condition}"
+        " WHERE copy_bands(w.normalised) && copy_bands(k.key) AND similarity(w.normalised, k.key) >= %s"
+        f" AND w.premise_id <> k.premise_id AND {condition}"
         " ORDER BY alike DESC, w.id LIMIT 1) near"
     )
 
 
 @contextmanager
-def trigram_lookup(cursor: Any) -> Iterator[None]:
-    """Around the lookup, in a transaction: `%` reads its threshold from pg_trgm.similarity_threshold,
-    set for this transaction only, and sequential scans are off for the lookup alone: the planner
-    prices similarity() like an addition and scans, several times slower than the trigram index.
-    One statement sets both (the setting before is read first: OFFSET 0 keeps its subquery apart)."""
+def band_lookup(cursor: Any) -> Iterator[None]:
+    """Around the lookup, in a transaction: sequential scans are off for the lookup alone, as the
+    planner cannot price a band match and might scan the table, computing every row's bands. One
+    statement sets it and reads the setting before (OFFSET 0 keeps that subquery apart)."""
     cursor.execute(
-        "SELECT before.seqscan, set_config('pg_trgm.similarity_threshold', %s, true),"
-        " set_config('enable_seqscan', 'off', true)"
-        " FROM (SELECT current_setting('enable_seqscan') AS seqscan OFFSET 0) before",
-        [str(COPY_SIMILARITY)],
+        "SELECT before.seqscan, set_config('enable_seqscan', 'off', true)"
+        " FROM (SELECT current_setting('enable_seqscan') AS seqscan OFFSET 0) before"
     )
-    (seqscan, _, _) = cursor.fetchone()
+    (seqscan, _) = cursor.fetchone()
     try:
         yield
     finally:
@@ -118,10 +121,10 @@ def trigram_lookup(cursor: Any) -> Iterator[None]:
 def _nearest_on_postgresql(keys: Sequence[tuple[str, int]], condition: str, params: list[int]) -> list[Copy | None]:
     """For each (key, premise id), its nearest earlier sentence on another premise, or None."""
     found: list[Copy | None] = [None] * len(keys)
-    with connection.cursor() as cursor, trigram_lookup(cursor):
+    with connection.cursor() as cursor, band_lookup(cursor):
         cursor.execute(
             nearest_sql(WrittenSentence._meta.db_table, condition),
-            [[key for key, _ in keys], [premise_id for _, premise_id in keys], *params],
+            [[key for key, _ in keys], [premise_id for _, premise_id in keys], COPY_SIMILARITY, *params],
         )
         for position, sentence_id, worker_id, cluster_root_id, alike in cursor.fetchall():
             found[position - 1] = Copy(sentence_id, worker_id, cluster_root_id, float(alike))

@@ -82,7 +82,7 @@ class WritingEvidence(models.Model):
 
 class WrittenSentence(models.Model):
     """A hypothesis written on the platform, by its normalised text: the table a new sentence is looked
-    up in for near-copies of any earlier one (authorship.copies; a trigram GIN index, migration 0002)."""
+    up in for near-copies of any earlier one (authorship.copies)."""
 
     pair = models.OneToOneField("corpus.Pair", on_delete=models.CASCADE, related_name="written_sentence")
     premise = models.ForeignKey("corpus.Premise", on_delete=models.CASCADE, related_name="+")
@@ -113,6 +113,15 @@ class WrittenSentence(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["normalised"], name="written_sentence_normalised"),
+            # A near-copy's candidates: the sentences sharing a MinHash band of its trigrams
+            # (authorship.copies; `copy_bands` is created by migration 0014).
+            GinIndex(
+                models.Func(
+                    models.F("normalised"), function="copy_bands", output_field=ArrayField(models.IntegerField())
+                ),
+                name="written_sentence_copy_bands",
+                gin_pending_list_limit=GIN_PENDING_LIST_KB,
+            ),
             # Looked up at every writing submit as often as it is written: a pending list kept short
             # (GIN_PENDING_LIST_KB), which every lookup reads whole (bench/gin_pending.py).
             GinIndex(

@@ -8,11 +8,13 @@
    the submit runs them. Counted: hypotheses flagged `copy` (those found as paraphrases apart), and
    writers whose session would be flagged (a third of its hypotheses, judgements.session_is_flagged),
    with the trigram rule's flags alone too.
-2. Cost (PostgreSQL only): the submit's lookup (copies.nearest_sql inside copies.trigram_lookup,
+2. Cost (PostgreSQL only): the submit's lookup (copies.nearest_sql inside copies.band_lookup,
    three hypotheses a statement as a submit sends them) explained with ANALYZE on a table of the same shape and indexes holding every distinct real
    sentence here (SNLI dev, MPE, DNC: about 72k) twice, 143k rows: never analysed, then right after
    ANALYZE (fresh statistics), then after it doubled to 286k with no ANALYZE (stale statistics;
    autovacuum off on that table); 200 SNLI dev hypotheses as probes each time, three a statement.
+3. Recall (PostgreSQL only): of the pairs of SNLI dev's hypotheses the trigram rule holds alike, the
+   share that the band lookup finds (copy_bands), and the candidates it reads.
 
 The database named must be migrated (`manage.py migrate`); the bench adds a dataset of its own and
 the table `bench_copy_lookup`, which it drops at the end.
@@ -182,8 +184,8 @@ def explain(cursor, probes: list[str]) -> dict[str, object]:
     # Three at a time, as a writing submit looks up its three hypotheses in one statement.
     for start in range(0, len(probes), 3):
         batch = probes[start : start + 3]
-        with copies.trigram_lookup(cursor):
-            cursor.execute(sql, [batch, [-1] * len(batch), -1, -1])
+        with copies.band_lookup(cursor):
+            cursor.execute(sql, [batch, [-1] * len(batch), copies.COPY_SIMILARITY, -1, -1])
             plan = cursor.fetchone()[0]
         plan = plan[0] if isinstance(plan, list) else json.loads(plan)[0]
         times.append(plan["Planning Time"] + plan["Execution Time"])
@@ -246,9 +248,9 @@ def lookup_cost() -> dict[str, object]:
         cursor.execute(f"ANALYZE {LOOKUP_TABLE}")
         cursor.execute(
             "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s AND indexdef LIKE %s",
-            [LOOKUP_TABLE, "%gin_trgm_ops%"],
+            [LOOKUP_TABLE, "%copy_bands%"],
         )
-        result["trigram_index"] = cursor.fetchall()
+        result["band_index"] = cursor.fetchall()
     measured("fresh")
     fill(2)
     fill(3)
@@ -258,10 +260,56 @@ def lookup_cost() -> dict[str, object]:
     return result
 
 
+def band_recall() -> dict[str, object]:
+    """Every pair of SNLI dev's distinct hypotheses of five words or more that is at least
+    COPY_SIMILARITY alike by pg_trgm (the trigram index's `%`, the rule to the letter), and how many
+    of them share a band (copy_bands): the pairs the band lookup would miss. Also the candidates it
+    reads: pairs sharing a band, alike or not."""
+    from django.db import connection, transaction
+
+    from authorship import copies
+
+    keys = sorted(
+        {
+            key
+            for writing in snli_writings()
+            for key in map(copies.copy_key, writing.values())
+            if copies.can_be_a_copy(key)
+        }
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMP TABLE bench_recall (id serial PRIMARY KEY, key text, bands integer[]) ON COMMIT DROP"
+        )
+        cursor.executemany("INSERT INTO bench_recall (key) VALUES (%s)", [(key,) for key in keys])
+        cursor.execute("UPDATE bench_recall SET bands = copy_bands(key)")
+        cursor.execute("CREATE INDEX ON bench_recall USING gin (key gin_trgm_ops)")
+        cursor.execute("CREATE INDEX ON bench_recall USING gin (bands)")
+        cursor.execute("ANALYZE bench_recall")
+        cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", [str(copies.COPY_SIMILARITY)])
+        cursor.execute(
+            "SELECT count(*), count(*) FILTER (WHERE a.bands && b.bands),"
+            " count(*) FILTER (WHERE similarity(a.key, b.key) < 0.9),"
+            " count(*) FILTER (WHERE similarity(a.key, b.key) < 0.9 AND a.bands && b.bands)"
+            " FROM bench_recall a JOIN bench_recall b ON a.key % b.key AND a.id < b.id"
+        )
+        alike, found, alike_under_09, found_under_09 = cursor.fetchone()
+        cursor.execute("SELECT count(*) FROM bench_recall a JOIN bench_recall b ON a.bands && b.bands AND a.id < b.id")
+        (sharing_a_band,) = cursor.fetchone()
+    return {
+        "sentences": len(keys),
+        "pairs_alike": alike,
+        "pairs_alike_sharing_a_band": found,
+        "pairs_alike_under_0_9": alike_under_09,
+        "of_those_sharing_a_band": found_under_09,
+        "pairs_sharing_a_band": sharing_a_band,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-cost", action="store_true", help="only the false-flag replay")
-    parser.add_argument("--skip-replay", action="store_true", help="only the lookup's cost")
+    parser.add_argument("--skip-replay", action="store_true", help="only the lookup's cost (and the recall)")
     args = parser.parse_args()
     ready()
     from django.db import connection
@@ -270,6 +318,8 @@ def main() -> None:
     if not args.skip_replay:
         report["false_flags"] = false_flags()
         print(json.dumps(report["false_flags"], indent=2), flush=True)
+    report["band_recall"] = band_recall()
+    print(json.dumps(report["band_recall"], indent=2), flush=True)
     if not args.skip_cost:
         report["lookup_cost"] = lookup_cost()
     print(json.dumps(report, indent=2))

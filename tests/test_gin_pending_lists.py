@@ -1,4 +1,4 @@
-"""The GIN indexes the writing submit both reads and writes (the written sentences' trigrams and own
+"""The GIN indexes the writing submit both reads and writes (the written sentences' copy bands and own
 words, the pair search table's trigrams) keep a pending list of at most PostgreSQL's least limit: every
 copy check and text search reads the list whole, and at the 4 MB default it held thousands of rows
 between merges (bench/gin_pending.py). Checked by writing a crowd's worth of sentences and reading
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 PAGE_BYTES = 8192
 SENTENCES = 1_000
 INDEXES = (
-    "written_sentence_normalised_trgm",
+    "written_sentence_copy_bands",
     "written_sentence_own_words",
     "pair_search_hypothesis_trgm",
     "pair_search_pair_id_trgm",

@@ -5,7 +5,7 @@ codes holds the code of a session of copies, as it does for untyped sentences.""
 import pytest
 from django.db import connection
 
-from authorship.copies import COPY_SIMILARITY, copy_key
+from authorship.copies import COPY_SIMILARITY, band_lookup, copy_key, nearest_sql
 from authorship.models import WritingEvidence, WrittenSentence
 from collection import services, writing_claims
 from crowd.models import StudySession, TypingEvidenceAction
@@ -176,7 +176,7 @@ def test_a_near_copy_with_a_word_changed_is_a_copy_on_postgresql(dataset, make_w
     assert all(row.copy_similarity is not None and COPY_SIMILARITY <= row.copy_similarity < 1 for row in rows)
 
 
-def test_near_copies_are_found_through_the_trigram_index(dataset, make_worker):
+def test_near_copies_are_found_through_the_band_index(dataset, make_worker):
     """The embedded cluster has pg_trgm as a server has: near copies, not only the same words."""
     write(make_worker(), None, TEMPLATES[0])
     write(make_worker(), None, near_copies())
@@ -184,19 +184,18 @@ def test_near_copies_are_found_through_the_trigram_index(dataset, make_worker):
     assert found == 3
 
 
-def test_the_lookup_is_answered_by_the_trigram_index(dataset, make_worker):
+def test_the_lookup_is_answered_by_the_band_index(dataset, make_worker):
     write(make_worker(), None, TEMPLATES[0])
     with connection.cursor() as cursor:
-        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'written_sentence_normalised_trgm'")
-        assert "gin_trgm_ops" in cursor.fetchone()[0]
-        # The table is tiny here; without sequential scans the planner shows the index can answer `%`.
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute(
-            "EXPLAIN SELECT id FROM authorship_writtensentence WHERE normalised %% %s",
-            [copy_key(TEMPLATES[0]["neutral"])],
-        )
-        plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "written_sentence_normalised_trgm" in plan
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'written_sentence_copy_bands'")
+        assert "copy_bands" in cursor.fetchone()[0]
+        with band_lookup(cursor):
+            cursor.execute(
+                "EXPLAIN " + nearest_sql(WrittenSentence._meta.db_table, "true"),
+                [[copy_key(TEMPLATES[0]["neutral"])], [0], COPY_SIMILARITY],
+            )
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "written_sentence_copy_bands" in plan
 
 
 def test_the_workers_page_shows_copies_per_writer_and_which_ids_share_which_sentences(

@@ -77,8 +77,6 @@ def test_postgres_has_the_trigram_indexes():
         "pair_search_pair_id_trgm",
         "premise_text_trgm",
         "premise_prompt_id_trgm",
-        # Near-copies of written hypotheses across writers (authorship.copies).
-        "written_sentence_normalised_trgm",
     }
 
 
