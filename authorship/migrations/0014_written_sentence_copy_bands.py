@@ -24,7 +24,7 @@ def create_copy_bands(apps, schema_editor):
         (trgm_schema,) = cursor.fetchone()
     hashes = BANDS * HASHES_PER_BAND
     schema_editor.execute(
-        "CREATE OR REPLACE FUNCTION public.copy_bands(text) RETURNS integer[]"
+        "CREATE OR REPLACE FUNCTION copy_bands(text) RETURNS integer[]"
         " LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE COST 5000 AS $$"
         " SELECT pg_catalog.array_agg(pg_catalog.hashtext(band::text || ':' || mins) ORDER BY band) FROM ("
         f"  SELECT seed / {HASHES_PER_BAND} AS band, pg_catalog.string_agg(low::text, ',' ORDER BY seed) AS mins"
@@ -38,7 +38,7 @@ def create_copy_bands(apps, schema_editor):
 
 
 def drop_copy_bands(apps, schema_editor):
-    schema_editor.execute("DROP FUNCTION IF EXISTS public.copy_bands(text)")
+    schema_editor.execute("DROP FUNCTION IF EXISTS copy_bands(text)")
 
 
 class Migration(migrations.Migration):
