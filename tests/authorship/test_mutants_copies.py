@@ -4,8 +4,8 @@ paraphrase rule's word counts, edits and shared own words, which earlier sentenc
 (the nearest, then the first written), how alike a paraphrase is said to be, whose sentence a copy
 is, and what each stored sentence keeps (its premise, dataset, writer, session and cluster). The new
 sentence's premise words are slotted out before the paraphrase lookup, copies that do not match the
-pairs one for one store nothing, and the lookup leaves the transaction's planner settings as it
-found them."""
+pairs one for one store nothing, and the lookup runs with sequential scans off and leaves the
+transaction's planner settings as it found them."""
 
 from collections.abc import Sequence
 
@@ -16,6 +16,7 @@ from authorship.copies import (
     COPY_SIMILARITY,
     MAX_KEY_CHARS,
     Copy,
+    band_lookup,
     can_be_a_copy,
     copies_of,
     copy_key,
@@ -228,6 +229,13 @@ def test_a_stored_sentence_keeps_its_pair_premise_dataset_writer_key_and_signatu
     assert row.normalised == "the boat never left the harbour"
     assert row.signature == "the _ never _ the _" and row.own_words == ["never"]
     assert row.copy_of_id is None and row.cluster_root_id is None
+
+
+def test_the_lookup_runs_with_sequential_scans_off(db):
+    # With statistics from when the table was small, a scan would compute every row's bands.
+    with transaction.atomic(), connection.cursor() as cursor, band_lookup(cursor):
+        cursor.execute("SELECT current_setting('enable_seqscan')")
+        assert cursor.fetchone() == ("off",)
 
 
 def test_the_lookup_leaves_sequential_scans_as_they_were(premises, make_worker):
