@@ -56,6 +56,11 @@ class CachedStatement:
     # custom plans PostgreSQL otherwise tries, and keeps trying when it estimates a generic plan
     # dearer, cost the planning the function exists to save.
     generic_plans: bool = False
+    # Plan with sequential scans off, for statements that read only by keys, where an index is the
+    # right path at any size. A kept plan is made once, for the tables as they were then: planned
+    # while a table was empty (a new deployment's claims) or analysed empty, a sequential scan of it
+    # costs nothing, and the plan that keeps it reads the whole table on every call as it grows.
+    index_scans: bool = False
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -77,6 +82,8 @@ class CachedStatement:
         outputs = ", ".join(f"out_{index} {kind}" for index, kind in enumerate(self.outputs, 1))
         declare = f"DECLARE {variables} " if variables else ""
         planned = " SET plan_cache_mode = force_generic_plan" if self.generic_plans else ""
+        if self.index_scans:
+            planned += " SET enable_seqscan = off"
         return (
             f"CREATE OR REPLACE FUNCTION {name}({', '.join(self.parameters)}) RETURNS TABLE ({outputs})"
             f" LANGUAGE plpgsql VOLATILE{planned} AS $body$ {declare}BEGIN {prelude} RETURN QUERY {body}; END $body$"

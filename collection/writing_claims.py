@@ -324,7 +324,9 @@ def _claim_statement() -> CachedStatement:
        their open claim, read.
 
     Returns one row: what came of it ("excluded", "own", "made", "full" or "none"), the premise
-    locked, and the claim's columns.
+    locked, and the claim's columns. Each statement reads by keys and is planned once for the
+    connection, with sequential scans off (`CachedStatement.index_scans`): planned while the claim
+    table was empty, a connection's claims would otherwise read it whole for as long as it lives.
     """
     through = Study.pool_genres.through._meta.db_table
     claim_inputs = [
@@ -438,6 +440,7 @@ END claiming;"""
         prelude=prelude,
         declare=declare,
         generic_plans=True,
+        index_scans=True,
     )
 
 

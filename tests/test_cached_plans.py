@@ -179,3 +179,17 @@ def test_a_statement_asking_for_generic_plans_plans_once_for_the_connection():
     finally:
         for statement in (generic, chosen):
             drop(statement)
+
+
+def test_a_statement_asking_for_index_scans_is_planned_with_sequential_scans_off():
+    keyed = CachedStatement("test_index_scans", "SELECT count(*) FROM collection_dataset d WHERE d.slug = %s",
+                            ["text"], ["bigint"], generic_plans=True, index_scans=True)  # fmt: skip
+    drop(keyed)
+    try:
+        assert keyed.run(["none"]) == [(0,)]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT proconfig FROM pg_proc WHERE proname = %s", [keyed.name])
+            (settings,) = cursor.fetchone()
+        assert settings == ["plan_cache_mode=force_generic_plan", "enable_seqscan=off"]
+    finally:
+        drop(keyed)
