@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
+from base.cached_plans import create_once
 from collection import writing_claims
 from collection.models import StudyServed, WritingClaim
 from corpus.models import Genre, Worker
@@ -49,6 +50,9 @@ def test_a_claim_reads_by_keys_after_the_claim_table_was_analysed_empty():
     claims, served = WritingClaim._meta.db_table, StudyServed._meta.db_table
     users = User.objects.bulk_create(User(username=f"keyed-{n}") for n in range(CROWD + 2))
     writers = Worker.objects.bulk_create(Worker(user=user) for user in users)
+    # The claim's function made first, on a connection of its own: it names the claim table's row
+    # type, which that connection could not read once this transaction has truncated the table.
+    create_once(writing_claims._claim_statement())
     with connection.cursor() as cursor:
         # As a new deployment's: not a page yet (an earlier test's rolled-back rows leave pages,
         # which the planner would count), analysed, so the connection's plans are made again.
