@@ -58,8 +58,8 @@ class CachedStatement:
     generic_plans: bool = False
     # Plan with sequential scans off, for statements that read only by keys, where an index is the
     # right path at any size. A kept plan is made once, for the tables as they were then: planned
-    # while a table was empty (a new deployment's claims) or analysed empty, a sequential scan of it
-    # costs nothing, and the plan that keeps it reads the whole table on every call as it grows.
+    # while a table was empty (a new deployment's claims), a sequential scan of it costs nothing,
+    # and the plan that keeps it reads the whole table on every call as it grows.
     index_scans: bool = False
     name: str = field(init=False)
 
