@@ -1,8 +1,8 @@
 """The writing claim reads every table by a key, whatever the tables held when its plans were made:
 its function keeps one plan per statement for the connection (`base.cached_plans`), and planned
-while the claim table was empty (a new deployment, the first claim of the day on a fresh
-connection), a sequential scan of it costs nothing. That plan is kept, and every claim after reads
-every claim of the crowd as the table grows."""
+while the claim table was empty (a new deployment's first claims), a sequential scan of it costs
+nothing. That plan is kept, and every claim after on that connection reads every claim of the crowd
+as the table grows."""
 
 import pytest
 from django.contrib.auth.models import User
