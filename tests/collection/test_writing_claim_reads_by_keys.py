@@ -37,7 +37,7 @@ def statements_of_one_claim(worker, session):
     return claim, [notice for notice in notices if "Query Text:" in notice]
 
 
-def test_a_claim_reads_by_keys_after_the_claim_table_was_analysed_empty():
+def test_a_claim_reads_by_keys_after_its_plans_were_made_on_an_empty_claim_table():
     dataset, fiction = writing_setup("keyed-reads")
     travel, _ = Genre.objects.get_or_create(
         slug="test-travel", defaults={"name": "Test travel", "is_training": True, "family": fiction.family}
