@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from crowd.models import Study
 from quality import bonuses
+from quality.bonus_lines import listed_bonuses
 from quality.models import BonusEntry
 
 from . import payments, selectors
@@ -74,6 +75,27 @@ def mark_paid_by_hand(study: Study, earned_ids: Iterable[int | str], *, by: Any 
             )
         result = payments.confirm_paid(study, ids, by, confirmed_by_market=False)
     return result
+
+
+def mark_listed_paid_by_hand(study: Study, fingerprint: str, *, by: Any = None) -> dict[str, Any]:
+    """A researcher paid every bonus the bonus page listed to be marked paid by hand: the list its
+    pay form names by `fingerprint` (`quality.bonus_lines.listed_bonuses`). Marked paid as
+    `mark_paid_by_hand` marks them, only while the list is the one the page showed: a bonus added to
+    it since (earned, released) or gone from it (paid, taken by the API payer) refuses the whole
+    press (bonuses.PaymentRefused), so nothing the researcher did not see is marked paid."""
+    with transaction.atomic():
+        connection = connection_of(study)
+        if connection is not None:
+            payments.lock_payers(connection)
+        listed = selectors.confirmable_by_hand(study, connection is not None)
+        now = listed_bonuses(listed)
+        if now.fingerprint != fingerprint:
+            raise bonuses.PaymentRefused(
+                "The unpaid bonuses changed since the page was loaded (it now lists "
+                f"{now.count}, {bonuses.money(now.amount)} {study.bonus_currency}): nothing was marked paid. "
+                "Reload the page, check the list, and mark them paid again."
+            )
+        return mark_paid_by_hand(study, listed.values_list("pk", flat=True), by=by)
 
 
 def release_set_aside(study: Study) -> int:

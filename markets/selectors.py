@@ -90,6 +90,22 @@ def machine_figures(study: Study, *, connected: bool | None = None) -> dict[str,
     }
 
 
+def confirmable_by_hand(study: Study, connected: bool | None = None) -> QuerySet[BonusEntry]:
+    """The study's unpaid bonuses a researcher may mark paid by hand, oldest first: every payable
+    one without a connection; with one, those no payer holds, sent in a downloaded file, or set
+    aside (never one the API payer holds). `connected`: whether the study has a connection, when
+    the caller knows."""
+    if connected is None:
+        connected = MarketConnection.objects.filter(study=study).exists()
+    if not connected:
+        return bonuses.unpaid(study)
+    return bonuses.unpaid(study).filter(
+        free_of_payers()
+        | Q(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.SENT)
+        | Q(market_payment__state=PaymentState.ASIDE)
+    )
+
+
 def bonus_page_money(study: Study) -> dict[str, Any]:
     """The bonus page's money by the one rule: what may be confirmed by hand (owed, sent by a
     downloaded file, or set aside), what the API payer holds, what files sent, what was set aside,
@@ -97,14 +113,15 @@ def bonus_page_money(study: Study) -> dict[str, Any]:
     connected = MarketConnection.objects.filter(study=study).exists()
     figures = machine_figures(study, connected=connected)
     if not connected:
-        return {"confirmable": bonuses.unpaid(study), "api": [], "files": [], "aside": [], "figures": figures}
-    by_hand = (
-        free_of_payers()
-        | Q(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.SENT)
-        | Q(market_payment__state=PaymentState.ASIDE)
-    )
+        return {
+            "confirmable": confirmable_by_hand(study, connected),
+            "api": [],
+            "files": [],
+            "aside": [],
+            "figures": figures,
+        }
     return {
-        "confirmable": bonuses.unpaid(study).filter(by_hand),
+        "confirmable": confirmable_by_hand(study, connected),
         "api": list(held_by_the_api(study)),
         "files": list(held_by_files(study)),
         "aside": list(set_aside(study).select_related("market_payment")),

@@ -30,7 +30,7 @@ from corpus.models import Market, Pair, Worker
 from crowd.holds import OPEN_LINK_NO_BONUS, bonus_may_go, hold_refused, hold_waits
 from crowd.models import Study, StudySession
 
-from .bonus_lines import UnpaidLine
+from .bonus_lines import SessionLine, UnpaidGroup, WorkerLine
 from .flags import WorkerFlag
 from .models import BonusEntry, BonusKind
 from .selectors import catch_figures, guesser_evidence_by_worker
@@ -374,12 +374,12 @@ def _study_summaries_queryset() -> QuerySet[Study]:
 # --- the markets' lists ------------------------------------------------------------------------
 
 
-def _prolific_key(entry: BonusEntry | UnpaidLine) -> str | None:
+def _prolific_key(entry: BonusEntry | UnpaidGroup) -> str | None:
     """The Prolific file's line an unpaid bonus goes on (its participant id), or None."""
     return entry.worker.external_id if entry.worker.market == Market.PROLIFIC and entry.worker.external_id else None
 
 
-def _mturk_key(entry: BonusEntry | UnpaidLine) -> tuple[str, str] | None:
+def _mturk_key(entry: BonusEntry | UnpaidGroup) -> tuple[str, str] | None:
     """The MTurk file's line an unpaid bonus goes on (worker and assignment id), or None."""
     if entry.worker.market == Market.MTURK and entry.worker.external_id and entry.study_session.external_session_id:
         return (entry.worker.external_id, entry.study_session.external_session_id)
@@ -389,12 +389,12 @@ def _mturk_key(entry: BonusEntry | UnpaidLine) -> tuple[str, str] | None:
 PAYMENT_FILES = ("prolific", "mturk", "left-out")
 
 
-def file_of(entry: BonusEntry | UnpaidLine) -> str:
+def file_of(entry: BonusEntry | UnpaidGroup) -> str:
     """The payment file that lists an unpaid bonus: "prolific", "mturk", or "left-out" (in neither)."""
     return "prolific" if _prolific_key(entry) is not None else "mturk" if _mturk_key(entry) is not None else "left-out"
 
 
-def left_out_because(entry: BonusEntry | UnpaidLine) -> str:
+def left_out_because(entry: BonusEntry | UnpaidGroup) -> str:
     """Why an unpaid bonus is in neither market's file (for entries both keys refuse)."""
     worker = entry.worker
     if worker.market == Market.PROLIFIC:
@@ -445,40 +445,90 @@ class MarketAccount:
     bonuses: int = 0
     amount: Decimal = Decimal("0")
 
-    def add(self, entry: BonusEntry | UnpaidLine) -> None:
-        self.workers.add(entry.worker_id)
-        self.bonuses += 1
-        self.amount += entry.amount
+    def add(self, group: UnpaidGroup) -> None:
+        self.workers.add(group.worker_id)
+        self.bonuses += group.bonuses
+        self.amount += group.amount
 
 
-def market_accounts(entries: Iterable[BonusEntry | UnpaidLine]) -> dict[str, Any]:
+def unpaid_groups(entries: QuerySet[BonusEntry]) -> list[UnpaidGroup]:
+    """`entries` summed per worker, session and cause, with the columns the file rules read, in one
+    statement: what the page's summaries of a study's unpaid bonuses are made of, as many rows as
+    the study has workers' sessions, whatever the number of bonuses."""
+    rows = (
+        entries.order_by()
+        .values_list(
+            "worker_id",
+            "worker__external_id",
+            "worker__user__username",
+            "worker__market",
+            "study_session__external_session_id",
+            "study_session_id",
+        )
+        .annotate(cause=cause_expression(), bonuses=Count("pk"), amount=Sum("amount"))
+        .values_list(
+            "worker_id",
+            "worker__external_id",
+            "worker__user__username",
+            "worker__market",
+            "study_session__external_session_id",
+            "cause",
+            "bonuses",
+            "amount",
+        )
+    )
+    return [
+        UnpaidGroup(
+            worker_id, WorkerLine(worker_id, external_id, username, market), SessionLine(session_id or ""), *rest
+        )
+        for worker_id, external_id, username, market, session_id, *rest in rows
+    ]
+
+
+def as_groups(entries: Iterable[BonusEntry]) -> list[UnpaidGroup]:
+    """Each bonus read already (its worker, user and session with it) as a group of one."""
+    return [
+        UnpaidGroup(
+            entry.worker_id,
+            WorkerLine(
+                entry.worker_id, entry.worker.external_id, entry.worker.user.get_username(), entry.worker.market
+            ),
+            SessionLine(entry.study_session.external_session_id if entry.study_session else ""),
+            cause_of(entry.reason).key,
+            1,
+            entry.amount,
+        )
+        for entry in entries
+    ]
+
+
+def market_accounts(groups: Iterable[UnpaidGroup]) -> dict[str, Any]:
     """Where each unpaid bonus goes: {"prolific": MarketAccount, "mturk": ..., "left_out": ...,
     "left_out_rows": [per worker and reason: worker, market, bonuses, amount, why, causes],
-    "total": every bonus's amount}. Every entry is in exactly one account, so the three add up."""
+    "total": every bonus's amount}. Every bonus is in exactly one account, so the three add up."""
     accounts = {key: MarketAccount(key) for key in ("prolific", "mturk", "left_out")}
     rows: dict[tuple[int, str], dict[str, Any]] = {}
     total = Decimal("0")
-    for entry in entries:
-        total += entry.amount
-        account = file_of(entry).replace("-", "_")
-        accounts[account].add(entry)
+    for group in groups:
+        total += group.amount
+        account = file_of(group).replace("-", "_")
+        accounts[account].add(group)
         if account == "left_out":
-            why = left_out_because(entry)
+            why = left_out_because(group)
             row = rows.setdefault(
-                (entry.worker_id, why),
+                (group.worker_id, why),
                 {
-                    "worker": entry.worker,
-                    "market": entry.worker.market,
+                    "worker": group.worker,
+                    "market": group.worker.market,
                     "bonuses": 0,
                     "amount": Decimal("0"),
                     "why": why,
                     "causes": {},
                 },
             )
-            row["bonuses"] += 1
-            row["amount"] += entry.amount
-            cause = cause_of(entry.reason).key
-            row["causes"][cause] = row["causes"].get(cause, 0) + 1
+            row["bonuses"] += group.bonuses
+            row["amount"] += group.amount
+            row["causes"][group.cause_key] = row["causes"].get(group.cause_key, 0) + group.bonuses
     left_out_rows = sorted(rows.values(), key=lambda row: (str(row["worker"]), row["why"]))
     for row in left_out_rows:
         row["for"] = describe_causes(row["causes"])
@@ -493,20 +543,19 @@ def left_out_csv(entries: Iterable[BonusEntry]) -> str:
     out = io.StringIO()
     writer = spreadsheet_safe.writer(out, lineterminator="\n")
     writer.writerow(LEFT_OUT_COLUMNS)
-    for row in market_accounts(entries)["left_out_rows"]:
+    for row in market_accounts(as_groups(entries))["left_out_rows"]:
         worker = row["worker"]
-        name = worker.external_id or worker.user.get_username()
+        name = worker.external_id or worker.username
         writer.writerow([name, row["market"], row["bonuses"], money(row["amount"]), row["for"], row["why"]])
     return out.getvalue()
 
 
-def unpaid_by_cause(entries: Iterable[BonusEntry | UnpaidLine]) -> list[tuple[BonusCause, int, Decimal]]:
+def unpaid_by_cause(groups: Iterable[UnpaidGroup]) -> list[tuple[BonusCause, int, Decimal]]:
     """[(cause, bonuses, amount)] of these unpaid bonuses, causes in CAUSES order, empty ones left out."""
     found: dict[str, tuple[int, Decimal]] = {}
-    for entry in entries:
-        cause = cause_of(entry.reason)
-        n, amount = found.get(cause.key, (0, Decimal("0")))
-        found[cause.key] = (n + 1, amount + entry.amount)
+    for group in groups:
+        n, amount = found.get(group.cause_key, (0, Decimal("0")))
+        found[group.cause_key] = (n + group.bonuses, amount + group.amount)
     return [(CAUSE_BY_KEY[key], *found[key]) for key in CAUSE_BY_KEY if key in found]
 
 

@@ -56,12 +56,6 @@ def bonus_recipient_options(recipients: Iterable[Mapping[str, Any]]) -> SafeStri
     )
 
 
-@register.simple_tag
-def unpaid_bonus_inputs(unpaid: Iterable[UnpaidLine]) -> SafeString:
-    """A hidden `bonus` input of each unpaid bonus: the pay form marks every one of them paid."""
-    return mark_safe("".join(f'<input type="hidden" name="bonus" value="{entry.pk}">' for entry in unpaid))
-
-
 def _marks(marks: Iterable[str]) -> str:
     return "".join(f' <span class="flag bad" data-mark="{mark}">{mark}</span>' for mark in map(escape, marks))
 

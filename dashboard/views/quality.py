@@ -1,6 +1,7 @@
 """Quality pages: the researcher labelling page, the bonus ledger, and excluding workers; the rules
 are in `quality.services`, `quality.bonuses` and `quality.selectors`."""
 
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -22,7 +23,7 @@ from markets import connections as market_connections
 from markets import hand_payments as market_payments
 from markets import selectors as market_selectors
 from quality import bonuses, selectors, services
-from quality.bonus_lines import UnpaidLine, unpaid_lines
+from quality.bonus_lines import LinesPage, ListedBonuses, UnpaidLine, listed_bonuses
 from teams import access
 from validation.forms import CHOICES, KEYS
 
@@ -115,24 +116,27 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     study = next((s for s in studies if s.slug == asked), None if asked else (studies[0] if studies else None))
     # Bonuses the market's API is paying are in flight: in no file, not on the "mark paid" form.
     money = market_selectors.bonus_page_money(study) if study else {}
-    # Plain rows of the columns shown (quality.bonus_lines): the pay form lists every unpaid bonus.
-    unpaid: list[UnpaidLine] = unpaid_lines(money["confirmable"]) if study else []
+    # The pay form names its list by a fingerprint; its rows, a page at a time; its summaries, per
+    # worker's session and cause: none of the three reads every unpaid bonus into the page.
+    listed = listed_bonuses(money["confirmable"]) if study else ListedBonuses(0, Decimal(0), "")
+    groups = bonuses.unpaid_groups(money["confirmable"]) if listed.count else []
+    lines: Sequence[UnpaidLine] = LinesPage(money["confirmable"], listed.count) if listed.count else []
+    unpaid_page = Paginator(lines, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("upage"))
     # Held codes' bonuses wait apart until the hold is decided; none in the summary row, none to list.
     summary: Any = study
     held = list(bonuses.held_back(study)) if study and summary.held_count else []
     # The money per worker is the ledger's now; the catch figures beside it are the figure cache's.
     totals = bonuses.worker_totals(study, queries.bonus_catch_standings(study)) if study else []
+    totals_page = Paginator(totals, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("wpage"))
     # Excluded and flagged workers are marked on both lists, so none is paid unseen.
     flags_as_of = queries.bonus_flags_as_of() if study else None
-    shown_workers = [entry.worker_id for entry in unpaid] + [row["id"] for row in totals]
+    shown_workers = [entry.worker_id for entry in unpaid_page] + [row["id"] for row in totals_page]
     marks = queries.bonus_marks(shown_workers, team_id=study.dataset.team_id) if study else {}
-    for entry in unpaid:
+    for entry in unpaid_page:
         entry.marks = marks.get(entry.worker_id, [])
         entry.cause = bonuses.cause_of(entry.reason)
-    for row in totals:
+    for row in totals_page:
         row["marks"] = marks.get(row["id"], [])
-    unpaid_page = Paginator(unpaid, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("upage"))
-    totals_page = Paginator(totals, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("wpage"))
     return render_page(
         request,
         "dashboard/bonuses.html",
@@ -140,13 +144,13 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         studies=studies,
         study=study,
         asked_without_bonuses=asked if asked and study is None else "",
-        unpaid=unpaid,
+        listed=listed,
         unpaid_page=unpaid_page,
-        unpaid_total=bonuses.money(sum((entry.amount for entry in unpaid), Decimal(0))),
+        unpaid_total=bonuses.money(listed.amount),
         totals=totals,
         totals_page=totals_page,
-        unpaid_causes=bonuses.unpaid_by_cause(unpaid),
-        accounts=bonuses.market_accounts(unpaid),
+        unpaid_causes=bonuses.unpaid_by_cause(groups),
+        accounts=bonuses.market_accounts(groups),
         in_flight_api=money.get("api", []),
         claimed_by_files=money.get("files", []),
         set_aside=money.get("aside", []),
@@ -189,8 +193,13 @@ def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
             "Nothing was marked paid: tick the box that says you paid these bonuses on the market (the sum is beside it).",
         )
         return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
+    # The page's form names its whole list by a fingerprint; a client may name bonus ids instead.
+    listed = request.POST.get("listed")
     try:
-        outcome = market_payments.mark_paid_by_hand(study, request.POST.getlist("bonus"), by=request.user)
+        if listed is not None:
+            outcome = market_payments.mark_listed_paid_by_hand(study, listed, by=request.user)
+        else:
+            outcome = market_payments.mark_paid_by_hand(study, request.POST.getlist("bonus"), by=request.user)
     except (bonuses.PaymentRefused, ValueError) as refused:
         messages.error(
             request,

@@ -68,7 +68,7 @@ def test_the_warm_bonus_page_reads_money_now_and_pools_and_participants_from_the
     cache.clear()
     cold = client.get(url)
     assert cold.context["catch_pools"] and cold.context["bonus_recipients"]
-    owed = len(cold.context["unpaid"])
+    owed = cold.context["listed"].count
     # A bonus earned since: the money is the ledger's now, the cached lists stay as they were.
     BonusEntry.objects.create(
         kind=BonusKind.EARNED,
@@ -82,7 +82,7 @@ def test_the_warm_bonus_page_reads_money_now_and_pools_and_participants_from_the
     with CaptureQueriesContext(connection) as captured:
         warm = client.get(url)
     statements = [query["sql"] for query in captured.captured_queries]
-    assert len(warm.context["unpaid"]) == owed + 1
+    assert warm.context["listed"].count == owed + 1
     assert f'data-bonus="{BonusEntry.objects.latest("pk").pk}"' in warm.content.decode()
     assert not [sql for sql in statements if "quality_referencelabel" in sql], statements  # the catch pools
     assert not [sql for sql in statements if 'FROM "collection_studysession"' in sql], statements  # participants

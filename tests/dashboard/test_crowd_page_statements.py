@@ -108,8 +108,8 @@ def test_the_workers_page_sums_the_worker_tally_and_groups_no_label_or_pair(clie
 
 
 def test_the_adjudication_queue_and_the_bonus_lists_are_paged(client, researcher, monkeypatch):
-    """The lists that grow with the crowd are shown a page at a time; the pay form still
-    lists every unpaid bonus, so "mark paid" pays exactly what the market files pay."""
+    """The lists that grow with the crowd are shown a page at a time; the pay form names every
+    unpaid bonus by their fingerprint, so "mark paid" pays exactly what the market files pay."""
     from decimal import Decimal
 
     from corpus.models import Pair
@@ -145,7 +145,12 @@ def test_the_adjudication_queue_and_the_bonus_lists_are_paged(client, researcher
     first = client.get(reverse("dashboard:bonuses"), {"study": study.slug})
     second = client.get(reverse("dashboard:bonuses"), {"study": study.slug, "upage": 2})
     assert [len(first.context["unpaid_page"]), len(second.context["unpaid_page"])] == [2, 2]
-    form = first.content.decode().split('id="pay-form"', 1)[1].split("</form>", 1)[0]
     unpaid = BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
-    assert {f'name="bonus" value="{pk}"' in form for pk in unpaid.values_list("pk", flat=True)} == {True}
     assert unpaid.count() == 4
+    form = first.content.decode().split('id="pay-form"', 1)[1].split("</form>", 1)[0]
+    fingerprint = form.split('name="listed" value="', 1)[1].split('"', 1)[0]
+    paid = client.post(
+        reverse("dashboard:bonus_pay", args=[study.slug]), {"listed": fingerprint, "confirm": "paid"}, follow=True
+    )
+    assert b"Marked 4 bonus(es) paid" in paid.content
+    assert not unpaid.exists()

@@ -21,6 +21,7 @@ from crowd.models import StudySession
 from dashboard import worker_table
 from dashboard.models import WorkerTableRow
 from dashboard.queries import workers as worker_queries
+from dashboard.views import quality as quality_view
 from dashboard.views import workers as workers_view
 from quality.models import BonusEntry, BonusKind
 from tests.conftest import rows_for_the_module
@@ -155,8 +156,9 @@ def unpaid_bonuses(n):
     return session.study
 
 
-def test_the_bonus_page_builds_no_bonus_entry_per_unpaid_bonus(client, researcher):
-    """The pay form lists every unpaid bonus as a plain row: 100 unpaid bonuses build no model."""
+def test_the_bonus_page_builds_no_bonus_entry_and_writes_one_page_of_its_unpaid_bonuses(client, researcher):
+    """100 unpaid bonuses build no model, and the page writes one page of them: the pay form names
+    all of them by their fingerprint, not one input each."""
     client.force_login(researcher)
     study = unpaid_bonuses(100)
     built = []
@@ -170,12 +172,14 @@ def test_the_bonus_page_builds_no_bonus_entry_per_unpaid_bonus(client, researche
     finally:
         post_init.disconnect(count, sender=BonusEntry)
     assert response.status_code == 200
-    unpaid = response.context["unpaid"]
-    assert len(unpaid) >= 100
+    listed = response.context["listed"]
+    assert listed.count >= 100
     assert built == []
     html = response.content.decode()
-    assert html.count('name="bonus"') == len(unpaid)  # the pay form still pays every one
-    assert f"Mark these {len(unpaid)} bonus(es) as paid" in html
+    assert html.count("data-bonus=") == quality_view.BONUS_ROWS_PER_PAGE
+    assert 'name="bonus"' not in html
+    assert f'<input type="hidden" name="listed" value="{listed.fingerprint}">' in html
+    assert f"Mark these {listed.count} bonus(es) as paid" in html
 
 
 def test_the_bonus_page_reads_as_many_statements_for_100_unpaid_bonuses_as_for_10(client, researcher, settings):

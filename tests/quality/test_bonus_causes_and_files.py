@@ -76,7 +76,9 @@ def test_every_unpaid_bonus_is_in_exactly_one_file_and_the_left_out_say_why(make
     earn(study, turker_no_assignment, traps[0], session_for(study, turker_no_assignment, ""), CATCH)
     earn(study, local, traps[0], session_for(study, local, "L"), CATCH)
     entries = list(bonuses.unpaid(study))
-    accounts = bonuses.market_accounts(entries)
+    accounts = bonuses.market_accounts(bonuses.unpaid_groups(bonuses.unpaid(study)))
+    # Summed per worker, session and cause in one statement, as bonus by bonus.
+    assert accounts == bonuses.market_accounts(bonuses.as_groups(entries))
     assert (accounts["prolific"].bonuses, accounts["prolific"].amount) == (2, Decimal("4.00"))
     assert (accounts["mturk"].bonuses, accounts["mturk"].amount) == (1, Decimal("1.00"))
     assert (accounts["left_out"].bonuses, accounts["left_out"].amount) == (3, Decimal("3.00"))

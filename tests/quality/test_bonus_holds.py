@@ -107,7 +107,7 @@ def test_a_held_sessions_bonus_is_never_marked_paid_while_held(two_prolific_sess
 def test_the_bonus_page_shows_held_bonuses_apart_and_its_download_leaves_them_out(
     client, researcher, two_prolific_sessions
 ):
-    study, _, held_session = two_prolific_sessions
+    study, free_session, held_session = two_prolific_sessions
     client.force_login(researcher)
 
     page = client.get(reverse("dashboard:bonuses"), {"study": study.slug}).content.decode()
@@ -117,10 +117,17 @@ def test_the_bonus_page_shows_held_bonuses_apart_and_its_download_leaves_them_ou
     assert 'id="unpaid-total">2.00 USD' in page
     assert 'id="held-total">2.00 USD' in page
     assert f'data-session="{held_session.pk}"' in page and f"Same browser as participant {FREE_PID}" in page
-    # The pay form lists exactly the payable bonuses: the held ones are not among them.
-    held_ids = set(BonusEntry.objects.filter(study_session=held_session).values_list("pk", flat=True))
+    # The pay form names exactly the payable bonuses: pressing it pays the free session's two and
+    # none of the held ones.
     form = page.split('id="pay-form"', 1)[1].split("</form>", 1)[0]
-    assert not any(f'name="bonus" value="{pk}"' in form for pk in held_ids)
+    fingerprint = form.split('name="listed" value="', 1)[1].split('"', 1)[0]
+    paid = client.post(
+        reverse("dashboard:bonus_pay", args=[study.slug]), {"listed": fingerprint, "confirm": "paid"}, follow=True
+    )
+    assert b"Marked 2 bonus(es) paid: 2.00 USD" in paid.content
+    assert set(BonusEntry.objects.filter(kind=BonusKind.PAID).values_list("pays__study_session", flat=True)) == {
+        free_session.pk
+    }
 
 
 def test_costs_show_held_sessions_tasks_and_bonuses_apart_from_paid_ones(two_prolific_sessions):

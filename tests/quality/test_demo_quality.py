@@ -62,7 +62,7 @@ def test_demo_has_a_catch_trial_a_flagged_guesser_and_an_unpaid_bonus(client, fi
     guesser = next(row for row in page.context["quality"] if str(row.worker) == "demo-guesser")
     assert flags.RANDOM_GUESSER in {flag.kind for flag in guesser.flags}
     bonuses = client.get(reverse("dashboard:bonuses"))
-    assert len(bonuses.context["unpaid"]) == 1
+    assert bonuses.context["listed"].count == 1
     assert (
         client.get(reverse("dashboard:bonus_export", args=["demo-validation", "prolific"])).content
         == b"demo-pid-catch,1.00\n"
@@ -154,7 +154,7 @@ def demo(first_load):
 
 def marks_on_bonus_page(client, study):
     page = client.get(reverse("dashboard:bonuses"), {"study": study.slug})
-    unpaid = {str(entry.worker): entry.marks for entry in page.context["unpaid"]}
+    unpaid = {str(entry.worker): entry.marks for entry in page.context["unpaid_page"]}
     totals = {row["name"]: row["marks"] for row in page.context["totals"]}
     return unpaid, totals, page.content.decode()
 

@@ -123,7 +123,7 @@ def test_bonus_page_lists_unpaid_exports_and_pays_in_one_action(client, research
     client.force_login(researcher)
     page = client.get(reverse("dashboard:bonuses"))
     assert page.status_code == 200
-    assert [e.pk for e in page.context["unpaid"]] == [e.pk for e in entries]
+    assert [e.pk for e in page.context["unpaid_page"]] == [e.pk for e in entries]
     assert page.context["totals"][0]["unpaid"] == Decimal("2.00")
     export = client.get(reverse("dashboard:bonus_export", args=[study.slug, "prolific"]))
     assert export["Content-Type"].startswith("text/csv")

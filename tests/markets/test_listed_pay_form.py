@@ -1,0 +1,104 @@
+"""The bonus page's "mark paid" names the list it showed by a fingerprint of its bonuses' ids, not
+one input each: the server pays that list while it is unchanged, and refuses the whole press once a
+bonus joined it or left it (earned since, paid by another hand, taken by the market's API payer)."""
+
+import hashlib
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+
+from markets import payments, selectors
+from quality.bonus_lines import listed_bonuses
+from quality.models import BonusEntry, BonusKind
+
+from .conftest import arrive, connect_prolific, ledger_paid, make_study, owe_bonuses
+
+pytestmark = pytest.mark.django_db
+
+CHANGED = b"The unpaid bonuses changed since the page was loaded"
+
+
+def researcher_client(make_researcher):
+    make_researcher(username="lister", password="lister-pass-1")
+    client = Client()
+    client.login(username="lister", password="lister-pass-1")
+    return client
+
+
+def fingerprint_on_the_page(client, study):
+    page = client.get(f"/dashboard/bonuses/?study={study.slug}").content.decode()
+    form = page.split('id="pay-form"', 1)[1].split("</form>", 1)[0]
+    return form.split('name="listed" value="', 1)[1].split('"', 1)[0]
+
+
+def press_mark_paid(client, study, fingerprint):
+    return client.post(
+        f"/dashboard/bonuses/{study.slug}/pay/", {"listed": fingerprint, "confirm": "paid"}, follow=True
+    ).content
+
+
+def test_the_fingerprint_is_the_md5_of_the_listed_ids_in_order(standin, django_user_model):
+    study = make_study()
+    owed = owe_bonuses(study, arrive(study, standin, django_user_model, 2), per_session=2)
+    listed = listed_bonuses(BonusEntry.objects.filter(study=study).order_by("-created_at"))
+    ids = ",".join(str(entry.pk) for entry in sorted(owed, key=lambda entry: entry.pk))
+    assert listed.fingerprint == hashlib.md5(ids.encode()).hexdigest()
+    assert (listed.count, listed.amount) == (4, Decimal("2.00"))
+    nothing = listed_bonuses(BonusEntry.objects.filter(study=study, kind=BonusKind.PAID))
+    assert (nothing.count, nothing.amount, nothing.fingerprint) == (0, Decimal(0), hashlib.md5(b"").hexdigest())
+
+
+def test_the_form_pays_the_list_it_showed_and_refuses_one_that_grew_since(standin, django_user_model, make_researcher):
+    study = make_study()
+    sessions = arrive(study, standin, django_user_model, 2)
+    owe_bonuses(study, sessions, per_session=1)
+    client = researcher_client(make_researcher)
+    shown = fingerprint_on_the_page(client, study)
+    late = owe_bonuses(study, sessions[:1], per_session=1)  # earned after the page was loaded
+
+    refused = press_mark_paid(client, study, shown)
+
+    assert CHANGED in refused and b"it now lists 3, 1.50 GBP" in refused
+    assert not ledger_paid(study).exists()
+    again = press_mark_paid(client, study, fingerprint_on_the_page(client, study))
+    assert b"Marked 3 bonus(es) paid: 1.50 GBP" in again
+    assert late[0].pk in set(ledger_paid(study).values_list("pays", flat=True))
+
+
+def test_a_bonus_paid_by_its_id_since_refuses_the_older_list(standin, django_user_model, make_researcher):
+    study = make_study()
+    owed = owe_bonuses(study, arrive(study, standin, django_user_model, 3), per_session=1)
+    client = researcher_client(make_researcher)
+    shown = fingerprint_on_the_page(client, study)
+    client.post(f"/dashboard/bonuses/{study.slug}/pay/", {"bonus": [owed[0].pk], "confirm": "paid"})
+
+    assert CHANGED in press_mark_paid(client, study, shown)
+    assert list(ledger_paid(study).values_list("pays", flat=True)) == [owed[0].pk]
+
+
+def test_a_forged_fingerprint_pays_nothing(standin, django_user_model, make_researcher):
+    study = make_study()
+    owe_bonuses(study, arrive(study, standin, django_user_model, 1), per_session=2)
+    client = researcher_client(make_researcher)
+
+    for forged in ("0" * 32, "", "not a fingerprint"):
+        assert CHANGED in press_mark_paid(client, study, forged)
+    assert not BonusEntry.objects.filter(kind=BonusKind.PAID).exists()
+
+
+def test_a_connected_study_refuses_the_list_once_the_api_payer_paid_one_of_its_bonuses(
+    standin, django_user_model, make_researcher
+):
+    study = make_study()
+    connect_prolific(study, standin)
+    owe_bonuses(study, arrive(study, standin, django_user_model, 2), per_session=1)
+    client = researcher_client(make_researcher)
+    shown = fingerprint_on_the_page(client, study)
+    assert listed_bonuses(selectors.confirmable_by_hand(study)).count == 2
+
+    assert payments.pay_owed_bonuses(study).paid == 2  # the market's API paid them meanwhile
+    by_the_api = set(ledger_paid(study).values_list("pk", flat=True))
+
+    assert CHANGED in press_mark_paid(client, study, shown)
+    assert set(ledger_paid(study).values_list("pk", flat=True)) == by_the_api
