@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Window
 
 from corpus.models import Pair, Worker, WorkerExclusion
 from corpus.scope import EVERYTHING, Scope
@@ -176,36 +176,52 @@ def _catch_pools_of(scope: Scope) -> list[dict[str, Any]]:
     return catch_pools(studies.select_related("dataset"), ValidationClaim.objects.all())
 
 
-def bonus_recipients(study: Study) -> list[dict[str, Any]]:
-    """The study's sessions a discretionary bonus may go to, never a preview: the figure cache's (a
-    session started since is given its bonus by its typed id)."""
+# The discretionary bonus form's list: the study's latest sessions; any other is typed by its id.
+RECIPIENTS_SHOWN = 200
+
+
+def bonus_recipients(study: Study) -> dict[str, Any]:
+    """The study's latest sessions a discretionary bonus may go to (`rows`, at most
+    RECIPIENTS_SHOWN), never a preview, and how many sessions there are (`total`): the figure
+    cache's (a session started since is given its bonus by its typed id)."""
     return cached_for_study("bonus-recipients", study.pk, lambda: _recipients_of(study.pk))
 
 
 @refreshable_for_study("bonus-recipients")
-def _recipients_of(study_id: int) -> list[dict[str, Any]]:
-    """Plain rows of the columns the form shows (`worker`: the participant as the pages name them):
-    whole sessions with their workers and users cost most of the bonus page."""
-    rows = (
+def _recipients_of(study_id: int) -> dict[str, Any]:
+    """Plain rows of the columns the form shows (`worker`: the participant as the pages name them),
+    the latest sessions, listed by participant, with the count of all in the same statement."""
+    rows = list(
         StudySession.objects.filter(study_id=study_id, is_preview=False)
-        .order_by("worker__external_id", "worker__user__username", "started_at")
+        .annotate(total=Window(Count("pk")))
+        .order_by("-started_at", "-pk")
         .values_list(
-            "pk", "worker__external_id", "worker__user__username", "external_session_id", "tasks_done", "completed_at"
-        )
+            "pk",
+            "worker__external_id",
+            "worker__user__username",
+            "external_session_id",
+            "tasks_done",
+            "completed_at",
+            "started_at",
+            "total",
+        )[:RECIPIENTS_SHOWN]
     )
-    return [
+    # Listed by participant, as the pages name them, then by when each session started.
+    rows.sort(key=lambda row: (row[1] or "", row[2] or "", row[6]))
+    shown = [
         {
             "pk": pk,
             "worker": Worker.named(external_id, username),
             "external_session_id": session_id,
             "tasks_done": tasks_done,
             "completed_at": completed_at,
-            # The option's text, written once here: the form lists every participant.
+            # The option's text, written once here.
             "label": f"{Worker.named(external_id, username)} · session {session_id or '(none)'} · {tasks_done} "
             f"task{'' if tasks_done == 1 else 's'}{' · complete' if completed_at else ''}",
         }
-        for pk, external_id, username, session_id, tasks_done, completed_at in rows
+        for pk, external_id, username, session_id, tasks_done, completed_at, _started_at, _total in rows
     ]
+    return {"rows": shown, "total": rows[0][-1] if rows else 0}
 
 
 def session_of_study(study: Study, session_id: int) -> StudySession | None:

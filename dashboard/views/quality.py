@@ -160,7 +160,7 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         held_total=bonuses.money(sum((entry.amount for entry in held), Decimal(0))),
         held_sessions=len({entry.study_session_id for entry in held}),
         # A discretionary bonus goes to a participant chosen by the ids the pages show.
-        bonus_recipients=queries.bonus_recipients(study) if study else [],
+        bonus_recipients=queries.bonus_recipients(study) if study else {"rows": [], "total": 0},
         # A dry pool serves no catch trial (never a repeat): the researcher is told here.
         catch_pools=queries.catch_pools_of_active_studies(request.user, access.MONEY),
     )

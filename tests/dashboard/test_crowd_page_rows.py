@@ -67,7 +67,7 @@ def test_the_warm_bonus_page_reads_money_now_and_pools_and_participants_from_the
     url = f"{reverse('dashboard:bonuses')}?study={earned.study.slug}"
     cache.clear()
     cold = client.get(url)
-    assert cold.context["catch_pools"] and cold.context["bonus_recipients"]
+    assert cold.context["catch_pools"] and cold.context["bonus_recipients"]["rows"]
     owed = cold.context["listed"].count
     # A bonus earned since: the money is the ledger's now, the cached lists stay as they were.
     BonusEntry.objects.create(

@@ -54,6 +54,34 @@ def test_the_bonus_form_lists_the_studys_participants_by_the_ids_the_pages_show(
     assert 'inputmode="numeric"' not in form  # no bare number to find elsewhere
 
 
+def test_the_bonus_form_lists_the_latest_sessions_and_a_session_left_out_is_given_by_its_typed_id(
+    client, researcher, validation_study, monkeypatch
+):
+    """The list is sized by what it shows, not by the crowd: the latest sessions, with how many there
+    are, and any other participant by the id typed beside it."""
+    from django.core.cache import cache
+
+    from dashboard.queries import quality as quality_queries
+
+    monkeypatch.setattr(quality_queries, "RECIPIENTS_SHOWN", 2)
+    cache.clear()
+    client.force_login(researcher)
+    sessions = list(StudySession.objects.filter(study=validation_study, is_preview=False).order_by("started_at", "pk"))
+    assert len(sessions) > 2
+    page = client.get(reverse("dashboard:bonuses"), {"study": validation_study.slug}).content.decode()
+    form = page.split('id="give-form"', 1)[1].split("</form>", 1)[0]
+    listed = {visit.pk for visit in sessions if f'<option value="{visit.pk}">' in form}
+    assert listed == {visit.pk for visit in sessions[-2:]}
+    assert f"the latest 2 of {len(sessions)} participants: type any other's id" in form
+    oldest = sessions[0]
+    client.post(
+        reverse("dashboard:bonus_give", args=[validation_study.slug]),
+        {"session": "", "participant": oldest.external_session_id, "amount": "0.20", "reason": "an early helper"},
+    )
+    (given,) = given_bonuses(validation_study)
+    assert given.study_session_id == oldest.pk
+
+
 def test_a_bonus_goes_to_the_participant_chosen_from_the_list(client, researcher, validation_study):
     client.force_login(researcher)
     bob = StudySession.objects.get(study=validation_study, worker__user__username="bob")
