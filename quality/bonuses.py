@@ -314,19 +314,20 @@ def worker_totals(
         standings = catch_standings(study)
     ids = set(money_rows) | set(standings)
     rows: list[dict[str, Any]] = []
-    for worker in Worker.objects.filter(pk__in=ids).select_related("user"):
-        m: Mapping[str, Any] = money_rows.get(worker.pk, {})
-        standing = standings.get(worker.pk, CatchStanding())
+    # The columns the rows show, not the workers and users as models: one per worker of the study.
+    workers = Worker.objects.filter(pk__in=ids).values_list("pk", "external_id", "user__username", "market")
+    for pk, external_id, username, market in workers:
+        m: Mapping[str, Any] = money_rows.get(pk, {})
+        standing = standings.get(pk, CatchStanding())
         seen, matched = standing.seen, standing.matched
         earned, paid, held, refused = (
             Decimal(m.get(key, 0)).quantize(CENT) for key in ("earned", "paid", "held", "refused")
         )
         rows.append(
             {
-                "worker": worker,
-                "id": worker.pk,
-                "name": str(worker),
-                "market": worker.market,
+                "id": pk,
+                "name": Worker.named(external_id, username),
+                "market": market,
                 "catch_seen": seen,
                 "catch_matched": matched,
                 "catch_accuracy": matched / seen if seen else None,

@@ -71,12 +71,12 @@ def test_perfect_catch_accuracy_beside_chance_labels_is_flagged_and_not_ranked_f
     flagged = {
         row.worker.pk for row in worker_quality() if any(flag.kind == sequential.CATCH_ONLY for flag in row.flags)
     }
-    cheater_rows = [row for row in totals if row["worker"] in cheaters]
+    cheater_rows = [row for row in totals if row["id"] in {cheater.pk for cheater in cheaters}]
     print(
         f"\nbonus ranking: {ranked}; catch accuracy of cheaters "
         f"{[row['catch_accuracy'] for row in cheater_rows]}; flagged catch-only: {len(flagged)} of 6"
     )
     assert all(row["catch_accuracy"] == 1.0 for row in cheater_rows if row["catch_seen"])
     assert ranked[0] == str(honest)
-    assert flagged == {w.pk for w in cheaters if any(r["worker"] == w and r["catch_seen"] >= 3 for r in totals)}
+    assert flagged == {w.pk for w in cheaters if any(r["id"] == w.pk and r["catch_seen"] >= 3 for r in totals)}
     assert len(flagged) >= 4 and honest.pk not in flagged
