@@ -308,6 +308,12 @@ def main():
     parser.add_argument("--tally", action="store_true", help="the worker tally's rebuild, writes and fold")
     parser.add_argument("--stale", action="store_true", help="leave the build's statistics unanalyzed")
     parser.add_argument("--fresh-too", action="store_true", help="after measuring, ANALYZE and measure again")
+    parser.add_argument(
+        "--unpaid-bonuses",
+        type=int,
+        default=0,
+        help="first bring the bonus page's study to this many unpaid bonuses (discretionary ones, over its sessions)",
+    )
     args = parser.parse_args()
 
     from bench.run import ensure_database, generate
@@ -362,6 +368,8 @@ def main():
 
     if args.tally:
         worker_tally_figures()
+    if args.unpaid_bonuses:
+        print(f"unpaid bonuses of the bonus page's study: {unpaid_bonuses_at_least(args.unpaid_bonuses):,}")
     setup_test_environment()
     from django.conf import settings
 
@@ -382,6 +390,39 @@ def main():
             cursor.execute("ANALYZE")
         print("\nafter ANALYZE (fresh statistics):")
         measure(pages, args)
+
+
+def unpaid_bonuses_at_least(n):
+    """The study the bonus page opens on, brought to `n` unpaid earned bonuses by discretionary ones
+    over its sessions (a ledger row each, as `quality.bonuses.give_discretionary_bonus` writes them,
+    in bulk): a collection whose researchers pay rarely. Returns how many it has."""
+    from decimal import Decimal
+
+    from crowd.models import StudySession
+    from quality.bonuses import DISCRETIONARY_REASON, study_summaries
+    from quality.models import BonusEntry, BonusKind
+
+    study = study_summaries()[0]
+    unpaid = BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
+    missing = n - unpaid.count()
+    sessions = list(StudySession.objects.filter(study=study, is_preview=False).values_list("pk", "worker_id"))
+    if missing > 0:
+        BonusEntry.objects.bulk_create(
+            (
+                BonusEntry(
+                    kind=BonusKind.EARNED,
+                    worker_id=sessions[index % len(sessions)][1],
+                    study=study,
+                    study_session_id=sessions[index % len(sessions)][0],
+                    amount=Decimal("0.10"),
+                    currency=study.bonus_currency,
+                    reason=f"{DISCRETIONARY_REASON}: bench {index}",
+                )
+                for index in range(missing)
+            ),
+            batch_size=5000,
+        )
+    return unpaid.count()
 
 
 def researcher_pages(superuser, member):

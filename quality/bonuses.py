@@ -458,14 +458,8 @@ def unpaid_groups(entries: QuerySet[BonusEntry]) -> list[UnpaidGroup]:
     the study has workers' sessions, whatever the number of bonuses."""
     rows = (
         entries.order_by()
-        .values_list(
-            "worker_id",
-            "worker__external_id",
-            "worker__user__username",
-            "worker__market",
-            "study_session__external_session_id",
-            "study_session_id",
-        )
+        # A group per session (so per worker) and cause; the columns read below are grouped too.
+        .values("study_session_id")
         .annotate(cause=cause_expression(), bonuses=Count("pk"), amount=Sum("amount"))
         .values_list(
             "worker_id",
@@ -494,7 +488,7 @@ def as_groups(entries: Iterable[BonusEntry]) -> list[UnpaidGroup]:
             WorkerLine(
                 entry.worker_id, entry.worker.external_id, entry.worker.user.get_username(), entry.worker.market
             ),
-            SessionLine(entry.study_session.external_session_id if entry.study_session else ""),
+            SessionLine(entry.study_session.external_session_id or ""),
             cause_of(entry.reason).key,
             1,
             entry.amount,

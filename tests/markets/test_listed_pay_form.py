@@ -7,9 +7,11 @@ from decimal import Decimal
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from markets import payments, selectors
-from quality.bonus_lines import listed_bonuses
+from markets.models import BonusPayment, Payer, PaymentState
+from quality.bonus_lines import LinesPage, listed_bonuses
 from quality.models import BonusEntry, BonusKind
 
 from .conftest import arrive, connect_prolific, ledger_paid, make_study, owe_bonuses
@@ -38,15 +40,34 @@ def press_mark_paid(client, study, fingerprint):
     ).content
 
 
-def test_the_fingerprint_is_the_md5_of_the_listed_ids_in_order(standin, django_user_model):
+def test_the_fingerprint_is_the_md5_of_the_ids_in_order_whatever_order_the_rows_lie_in(standin, django_user_model):
     study = make_study()
-    owed = owe_bonuses(study, arrive(study, standin, django_user_model, 2), per_session=2)
-    listed = listed_bonuses(BonusEntry.objects.filter(study=study).order_by("-created_at"))
-    ids = ",".join(str(entry.pk) for entry in sorted(owed, key=lambda entry: entry.pk))
-    assert listed.fingerprint == hashlib.md5(ids.encode()).hexdigest()
-    assert (listed.count, listed.amount) == (4, Decimal("2.00"))
+    (session,) = arrive(study, standin, django_user_model, 1)
+    for pk in (10_000_003, 10_000_001, 10_000_002):  # stored out of the ids' order
+        BonusEntry.objects.create(
+            pk=pk,
+            kind=BonusKind.EARNED,
+            worker=session.worker,
+            study=study,
+            study_session=session,
+            amount=Decimal("0.50"),
+            currency="GBP",
+            reason=f"Thank-you bonus {pk}",
+        )
+    listed = listed_bonuses(BonusEntry.objects.filter(study=study).order_by("-pk"))
+    assert listed.fingerprint == hashlib.md5(b"10000001,10000002,10000003").hexdigest()
+    assert (listed.count, listed.amount) == (3, Decimal("1.50"))
     nothing = listed_bonuses(BonusEntry.objects.filter(study=study, kind=BonusKind.PAID))
     assert (nothing.count, nothing.amount, nothing.fingerprint) == (0, Decimal(0), hashlib.md5(b"").hexdigest())
+
+
+def test_a_page_of_lines_reads_its_slice_and_a_line_by_its_place(standin, django_user_model):
+    study = make_study()
+    owed = owe_bonuses(study, arrive(study, standin, django_user_model, 2), per_session=2)
+    lines = LinesPage(BonusEntry.objects.filter(study=study).order_by("pk"), len(owed))
+    assert len(lines) == 4
+    assert [line.pk for line in lines[1:3]] == [owed[1].pk, owed[2].pk]
+    assert (lines[0].pk, lines[3].pk) == (owed[0].pk, owed[3].pk)
 
 
 def test_the_form_pays_the_list_it_showed_and_refuses_one_that_grew_since(standin, django_user_model, make_researcher):
@@ -60,10 +81,12 @@ def test_the_form_pays_the_list_it_showed_and_refuses_one_that_grew_since(standi
     refused = press_mark_paid(client, study, shown)
 
     assert CHANGED in refused and b"it now lists 3, 1.50 GBP" in refused
+    assert b"nothing was marked paid. Reload the page, check the list, and mark them paid again." in refused
     assert not ledger_paid(study).exists()
     again = press_mark_paid(client, study, fingerprint_on_the_page(client, study))
     assert b"Marked 3 bonus(es) paid: 1.50 GBP" in again
     assert late[0].pk in set(ledger_paid(study).values_list("pays", flat=True))
+    assert set(ledger_paid(study).values_list("recorded_by__username", flat=True)) == {"lister"}
 
 
 def test_a_bonus_paid_by_its_id_since_refuses_the_older_list(standin, django_user_model, make_researcher):
@@ -102,3 +125,28 @@ def test_a_connected_study_refuses_the_list_once_the_api_payer_paid_one_of_its_b
 
     assert CHANGED in press_mark_paid(client, study, shown)
     assert set(ledger_paid(study).values_list("pk", flat=True)) == by_the_api
+
+
+def test_a_connected_study_pays_the_listed_bonuses_and_leaves_the_one_the_api_payer_holds(
+    standin, django_user_model, make_researcher
+):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    owed = owe_bonuses(study, arrive(study, standin, django_user_model, 3), per_session=1)
+    # The market's API sent one and has no answer yet: in flight, on no list a researcher pays.
+    BonusPayment.objects.create(
+        earned=owed[0],
+        connection=connection,
+        payer=Payer.API,
+        state=PaymentState.SENT,
+        request_token=f"nli-bonus-{owed[0].pk}",
+        lease_until=timezone.now(),
+        sent_at=timezone.now(),
+    )
+    client = researcher_client(make_researcher)
+
+    paid = press_mark_paid(client, study, fingerprint_on_the_page(client, study))
+
+    assert b"Marked 2 bonus(es) paid: 1.00 GBP" in paid
+    assert set(ledger_paid(study).values_list("pays", flat=True)) == {owed[1].pk, owed[2].pk}
+    assert BonusPayment.objects.get(earned=owed[0]).state == PaymentState.SENT

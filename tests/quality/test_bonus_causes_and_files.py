@@ -95,6 +95,51 @@ def test_every_unpaid_bonus_is_in_exactly_one_file_and_the_left_out_say_why(make
     assert any(line.startswith("A2TURKER,mturk,1,1.00,1 catch trial answered") for line in lines)
 
 
+def test_the_summaries_of_groups_of_many_bonuses_are_those_counted_bonus_by_bonus(make_worker):
+    """The page sums a worker's bonuses of one session and cause in SQL (`unpaid_groups`): its
+    accounts, left-out rows (in the order of the workers' names) and causes are those counted one
+    bonus at a time."""
+    dataset = make_dataset()
+    traps = [catch_pair(dataset) for _ in range(3)]
+    study = make_study(dataset)
+    zed, amy = make_worker(username="zed"), make_worker(username="amy")
+    turker = make_worker(market=Market.MTURK, external_id="A1TURKER")
+    prolific = make_worker(market=Market.PROLIFIC, external_id="5f1e2d3c4b5a697887766554")
+    zed_session = session_for(study, zed, "Z")
+    earn(study, zed, traps[0], zed_session, CATCH)
+    earn(study, zed, traps[1], zed_session, CATCH, "2.00")
+    earn(study, zed, traps[2], zed_session, FOOLED, "3.00")
+    earn(study, amy, traps[0], session_for(study, amy, "A"), CATCH)
+    earn(study, turker, None, session_for(study, turker, ""), "Thank-you bonus")  # no assignment to pay it on
+    prolific_session = session_for(study, prolific, "P1")
+    for trap in traps:
+        earn(study, prolific, trap, prolific_session, CATCH)
+
+    groups = bonuses.unpaid_groups(bonuses.unpaid(study))
+    entries = list(bonuses.unpaid(study))
+    accounts = bonuses.market_accounts(groups)
+
+    assert len(groups) == 5 and len(entries) == 8
+    assert accounts == bonuses.market_accounts(bonuses.as_groups(entries))
+    assert [(len(accounts[k].workers), accounts[k].bonuses, accounts[k].amount) for k in ("prolific", "mturk")] == [
+        (1, 3, Decimal("3.00")),
+        (0, 0, Decimal("0")),
+    ]
+    assert (len(accounts["left_out"].workers), accounts["left_out"].bonuses) == (3, 5)
+    assert [
+        (str(row["worker"]), row["bonuses"], row["amount"], row["causes"]) for row in accounts["left_out_rows"]
+    ] == [
+        ("A1TURKER", 1, Decimal("1.00"), {"other": 1}),
+        ("amy", 1, Decimal("1.00"), {"catch_trial": 1}),
+        ("zed", 3, Decimal("6.00"), {"catch_trial": 2, "fooled_model": 1}),
+    ]
+    assert [(cause.key, n, amount) for cause, n, amount in bonuses.unpaid_by_cause(groups)] == [
+        ("catch_trial", 6, Decimal("7.00")),
+        ("fooled_model", 1, Decimal("3.00")),
+        ("other", 1, Decimal("1.00")),
+    ]
+
+
 def test_the_bonus_page_names_causes_and_offers_the_left_out_file(client, researcher, make_worker):
     dataset = make_dataset()
     traps = [catch_pair(dataset) for _ in range(2)]
