@@ -88,7 +88,7 @@ def mark_listed_paid_by_hand(study: Study, fingerprint: str, *, by: Any = None) 
         if connection is not None:
             payments.lock_payers(connection)
         listed = selectors.confirmable_by_hand(study, connection is not None)
-        now = listed_bonuses(listed)
+        now = listed_bonuses(bonuses.unpaid_groups(listed))
         if now.fingerprint != fingerprint:
             raise bonuses.PaymentRefused(
                 "The unpaid bonuses changed since the page was loaded (it now lists "

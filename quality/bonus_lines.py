@@ -1,24 +1,25 @@
 """Unpaid bonuses as the bonus page reads them, sized by what it shows, never by the ledger:
 
-- `unpaid_lines`: one page's bonuses as plain rows (the columns the page and the market-file rules,
-  `quality.bonuses.file_of`, read, named as a `BonusEntry`'s), in one statement; `LinesPage` hands
-  a paginator those rows a page at a time.
-- `UnpaidGroup`: a worker's bonuses of one session and cause, summed, with the columns the file
-  rules read (`quality.bonuses.unpaid_groups`); the page's summaries are made of these.
-- `listed_bonuses`: how many bonuses a list holds, their sum, and a fingerprint of their ids, in
-  one statement; the pay form carries the fingerprint instead of every id, and the server pays the
-  list only while its fingerprint is unchanged (`markets.hand_payments.mark_listed_paid_by_hand`).
+- `unpaid_lines`: one page's bonuses as plain rows (the columns the page shows, named as a
+  `BonusEntry`'s), in one statement; `LinesPage` hands a paginator those rows a page at a time,
+  the page's bonuses found on the bonus rows before their workers, users and pairs are joined.
+- `UnpaidGroup`: a worker's bonuses of one session and cause, summed, with the columns the
+  market-file rules (`quality.bonuses.file_of`) read and the MD5 of the group's ids
+  (`quality.bonuses.unpaid_groups` reads them in one statement); the page's summaries are made of
+  these.
+- `listed_bonuses`: how many bonuses the groups hold, their sum, and a fingerprint of their ids;
+  the pay form carries the fingerprint instead of every id, and the server pays the list only
+  while its fingerprint is unchanged (`markets.hand_payments.mark_listed_paid_by_hand`).
 """
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, overload
 
-from django.contrib.postgres.aggregates import StringAgg
-from django.db.models import Count, QuerySet, Sum, TextField, Value
-from django.db.models.functions import MD5, Cast, Coalesce
+from django.db.models import QuerySet
 
 from corpus.models import Worker
 
@@ -115,40 +116,54 @@ class LinesPage(Sequence[UnpaidLine]):
 
     def __getitem__(self, index: int | slice) -> UnpaidLine | list[UnpaidLine]:
         if isinstance(index, slice):
-            return unpaid_lines(self.entries[index])
-        return unpaid_lines(self.entries[index : index + 1])[0]
+            return self._lines(index)
+        return self._lines(slice(index, index + 1))[0]
+
+    def _lines(self, place: slice) -> list[UnpaidLine]:
+        # The page's ids from the bonus rows and their filters alone; the columns shown, for those.
+        page = self.entries.values("pk")[place]
+        return unpaid_lines(BonusEntry.objects.filter(pk__in=page).order_by(*self.entries.query.order_by))
 
 
 @dataclass(frozen=True)
 class UnpaidGroup:
     """A worker's unpaid bonuses of one session and one cause (`quality.bonuses.CAUSES`' key): how
-    many and their sum, with the columns the market-file rules read, named as a bonus's."""
+    many, their sum and the MD5 of their ids in order, with the columns the market-file rules read,
+    named as a bonus's."""
 
     worker_id: int
     worker: WorkerLine
+    session_id: int
     study_session: SessionLine
     cause_key: str
     bonuses: int
     amount: Decimal
+    ids_md5: str
+
+
+def ids_md5(ids: Iterable[int]) -> str:
+    """The MD5 of these ids in order, comma-joined: what `quality.bonuses.unpaid_groups` reads of a
+    group in SQL."""
+    return hashlib.md5(",".join(str(pk) for pk in sorted(ids)).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
 class ListedBonuses:
     """A list of bonuses as the pay form names it: how many, their sum, and `fingerprint`, the MD5
-    of their ids in order (that of no bonus for an empty list)."""
+    of its groups' keys and ids' MD5s in order (that of no group for an empty list)."""
 
     count: int
     amount: Decimal
     fingerprint: str
 
 
-def listed_bonuses(entries: QuerySet[BonusEntry]) -> ListedBonuses:
-    """`entries` counted, summed and fingerprinted in one statement, whatever their number."""
-    found = entries.order_by().aggregate(
-        count=Count("pk"),
-        amount=Coalesce(Sum("amount"), Decimal(0)),
-        fingerprint=MD5(
-            Coalesce(StringAgg(Cast("pk", TextField()), ",", order_by="pk"), Value(""), output_field=TextField())
-        ),
+def listed_bonuses(groups: Iterable[UnpaidGroup]) -> ListedBonuses:
+    """The bonuses of `groups` counted, summed and fingerprinted: one bonus more or less in any
+    group changes the fingerprint."""
+    kept = sorted(groups, key=lambda group: (group.session_id, group.cause_key))
+    keys = "\n".join(f"{group.session_id} {group.cause_key} {group.ids_md5}" for group in kept)
+    return ListedBonuses(
+        sum(group.bonuses for group in kept),
+        sum((group.amount for group in kept), Decimal(0)),
+        hashlib.md5(keys.encode()).hexdigest(),
     )
-    return ListedBonuses(found["count"], found["amount"], found["fingerprint"])

@@ -19,9 +19,10 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.contrib.postgres.aggregates import StringAgg
 from django.db import transaction
-from django.db.models import Case, CharField, Count, DecimalField, Q, QuerySet, Sum, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models import Case, CharField, Count, DecimalField, Q, QuerySet, Sum, TextField, Value, When
+from django.db.models.functions import MD5, Cast, Coalesce
 
 from audit import services as audit
 from base import spreadsheet_safe
@@ -30,7 +31,7 @@ from corpus.models import Market, Pair, Worker
 from crowd.holds import OPEN_LINK_NO_BONUS, bonus_may_go, hold_refused, hold_waits
 from crowd.models import Study, StudySession
 
-from .bonus_lines import SessionLine, UnpaidGroup, WorkerLine
+from .bonus_lines import SessionLine, UnpaidGroup, WorkerLine, ids_md5
 from .flags import WorkerFlag
 from .models import BonusEntry, BonusKind
 from .selectors import catch_figures, guesser_evidence_by_worker
@@ -460,23 +461,34 @@ def unpaid_groups(entries: QuerySet[BonusEntry]) -> list[UnpaidGroup]:
         entries.order_by()
         # A group per session (so per worker) and cause; the columns read below are grouped too.
         .values("study_session_id")
-        .annotate(cause=cause_expression(), bonuses=Count("pk"), amount=Sum("amount"))
+        .annotate(
+            cause=cause_expression(),
+            bonuses=Count("pk"),
+            amount=Sum("amount"),
+            ids_md5=MD5(StringAgg(Cast("pk", TextField()), ",", order_by="pk")),
+        )
         .values_list(
             "worker_id",
             "worker__external_id",
             "worker__user__username",
             "worker__market",
+            "study_session_id",
             "study_session__external_session_id",
             "cause",
             "bonuses",
             "amount",
+            "ids_md5",
         )
     )
     return [
         UnpaidGroup(
-            worker_id, WorkerLine(worker_id, external_id, username, market), SessionLine(session_id or ""), *rest
+            worker_id,
+            WorkerLine(worker_id, external_id, username, market),
+            session_id,
+            SessionLine(external_session_id or ""),
+            *rest,
         )
-        for worker_id, external_id, username, market, session_id, *rest in rows
+        for worker_id, external_id, username, market, session_id, external_session_id, *rest in rows
     ]
 
 
@@ -488,10 +500,12 @@ def as_groups(entries: Iterable[BonusEntry]) -> list[UnpaidGroup]:
             WorkerLine(
                 entry.worker_id, entry.worker.external_id, entry.worker.user.get_username(), entry.worker.market
             ),
+            entry.study_session_id,
             SessionLine(entry.study_session.external_session_id or ""),
             cause_of(entry.reason).key,
             1,
             entry.amount,
+            ids_md5([entry.pk]),
         )
         for entry in entries
     ]

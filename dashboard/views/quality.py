@@ -23,7 +23,7 @@ from markets import connections as market_connections
 from markets import hand_payments as market_payments
 from markets import selectors as market_selectors
 from quality import bonuses, selectors, services
-from quality.bonus_lines import LinesPage, ListedBonuses, UnpaidLine, listed_bonuses
+from quality.bonus_lines import LinesPage, UnpaidLine, listed_bonuses
 from teams import access
 from validation.forms import CHOICES, KEYS
 
@@ -118,8 +118,8 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     money = market_selectors.bonus_page_money(study) if study else {}
     # The pay form names its list by a fingerprint; its rows, a page at a time; its summaries, per
     # worker's session and cause: none of the three reads every unpaid bonus into the page.
-    listed = listed_bonuses(money["confirmable"]) if study else ListedBonuses(0, Decimal(0), "")
-    groups = bonuses.unpaid_groups(money["confirmable"]) if listed.count else []
+    groups = bonuses.unpaid_groups(money["confirmable"]) if study else []
+    listed = listed_bonuses(groups)
     lines: Sequence[UnpaidLine] = LinesPage(money["confirmable"], listed.count) if listed.count else []
     unpaid_page = Paginator(lines, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("upage"))
     # Held codes' bonuses wait apart until the hold is decided; none in the summary row, none to list.

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from markets import payments, selectors
 from markets.models import BonusPayment, Payer, PaymentState
+from quality import bonuses
 from quality.bonus_lines import LinesPage, listed_bonuses
 from quality.models import BonusEntry, BonusKind
 
@@ -40,7 +41,7 @@ def press_mark_paid(client, study, fingerprint):
     ).content
 
 
-def test_the_fingerprint_is_the_md5_of_the_ids_in_order_whatever_order_the_rows_lie_in(standin, django_user_model):
+def test_the_fingerprint_names_each_groups_ids_in_order_whatever_order_the_rows_lie_in(standin, django_user_model):
     study = make_study()
     (session,) = arrive(study, standin, django_user_model, 1)
     for pk in (10_000_003, 10_000_001, 10_000_002):  # stored out of the ids' order
@@ -54,10 +55,13 @@ def test_the_fingerprint_is_the_md5_of_the_ids_in_order_whatever_order_the_rows_
             currency="GBP",
             reason=f"Thank-you bonus {pk}",
         )
-    listed = listed_bonuses(BonusEntry.objects.filter(study=study).order_by("-pk"))
-    assert listed.fingerprint == hashlib.md5(b"10000001,10000002,10000003").hexdigest()
+    groups = bonuses.unpaid_groups(BonusEntry.objects.filter(study=study).order_by("-pk"))
+    listed = listed_bonuses(groups)
+    ids = hashlib.md5(b"10000001,10000002,10000003").hexdigest()
+    assert [group.ids_md5 for group in groups] == [ids]
+    assert listed.fingerprint == hashlib.md5(f"{session.pk} other {ids}".encode()).hexdigest()
     assert (listed.count, listed.amount) == (3, Decimal("1.50"))
-    nothing = listed_bonuses(BonusEntry.objects.filter(study=study, kind=BonusKind.PAID))
+    nothing = listed_bonuses([])
     assert (nothing.count, nothing.amount, nothing.fingerprint) == (0, Decimal(0), hashlib.md5(b"").hexdigest())
 
 
@@ -118,7 +122,7 @@ def test_a_connected_study_refuses_the_list_once_the_api_payer_paid_one_of_its_b
     owe_bonuses(study, arrive(study, standin, django_user_model, 2), per_session=1)
     client = researcher_client(make_researcher)
     shown = fingerprint_on_the_page(client, study)
-    assert listed_bonuses(selectors.confirmable_by_hand(study)).count == 2
+    assert listed_bonuses(bonuses.unpaid_groups(selectors.confirmable_by_hand(study))).count == 2
 
     assert payments.pay_owed_bonuses(study).paid == 2  # the market's API paid them meanwhile
     by_the_api = set(ledger_paid(study).values_list("pk", flat=True))
