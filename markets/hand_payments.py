@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from crowd.models import Study
 from quality import bonuses
-from quality.bonus_lines import listed_bonuses
+from quality.bonus_lines import listed_rows
 from quality.models import BonusEntry
 
 from . import payments, selectors
@@ -79,7 +79,7 @@ def mark_paid_by_hand(study: Study, earned_ids: Iterable[int | str], *, by: Any 
 
 def mark_listed_paid_by_hand(study: Study, fingerprint: str, *, by: Any = None) -> dict[str, Any]:
     """A researcher paid every bonus the bonus page listed to be marked paid by hand: the list its
-    pay form names by `fingerprint` (`quality.bonus_lines.listed_bonuses`). Marked paid as
+    pay form names by `fingerprint` (`quality.bonus_lines.listed_bonuses`, `listed_rows`). Marked paid as
     `mark_paid_by_hand` marks them, only while the list is the one the page showed: a bonus added to
     it since (earned, released) or gone from it (paid, taken by the API payer) refuses the whole
     press (bonuses.PaymentRefused), so nothing the researcher did not see is marked paid."""
@@ -88,14 +88,19 @@ def mark_listed_paid_by_hand(study: Study, fingerprint: str, *, by: Any = None) 
         if connection is not None:
             payments.lock_payers(connection)
         listed = selectors.confirmable_by_hand(study, connection is not None)
-        now = listed_bonuses(bonuses.unpaid_groups(listed))
+        # One read for the check and the payment: a bonus committed between two reads would be
+        # paid unchecked.
+        rows = list(
+            listed.annotate(cause=bonuses.cause_expression()).values_list("pk", "study_session_id", "cause", "amount")
+        )
+        now = listed_rows(rows)
         if now.fingerprint != fingerprint:
             raise bonuses.PaymentRefused(
                 "The unpaid bonuses changed since the page was loaded (it now lists "
                 f"{now.count}, {bonuses.money(now.amount)} {study.bonus_currency}): nothing was marked paid. "
                 "Reload the page, check the list, and mark them paid again."
             )
-        return mark_paid_by_hand(study, listed.values_list("pk", flat=True), by=by)
+        return mark_paid_by_hand(study, [pk for pk, *_ in rows], by=by)
 
 
 def release_set_aside(study: Study) -> int:

@@ -160,10 +160,31 @@ class ListedBonuses:
 def listed_bonuses(groups: Iterable[UnpaidGroup]) -> ListedBonuses:
     """The bonuses of `groups` counted, summed and fingerprinted: one bonus more or less in any
     group changes the fingerprint."""
-    kept = sorted(groups, key=lambda group: (group.session_id, group.cause_key))
-    keys = "\n".join(f"{group.session_id} {group.cause_key} {group.ids_md5}" for group in kept)
+    kept = list(groups)
     return ListedBonuses(
         sum(group.bonuses for group in kept),
         sum((group.amount for group in kept), Decimal(0)),
-        hashlib.md5(keys.encode()).hexdigest(),
+        fingerprint((group.session_id, group.cause_key, group.ids_md5) for group in kept),
     )
+
+
+def listed_rows(rows: Iterable[tuple[int, int, str, Decimal]]) -> ListedBonuses:
+    """`listed_bonuses` of bonuses read one by one, as (id, session id, cause key, amount): the same
+    count, sum and fingerprint as of their groups."""
+    by_group: dict[tuple[int, str], list[int]] = {}
+    amount = Decimal(0)
+    for pk, session_id, cause_key, each in rows:
+        by_group.setdefault((session_id, cause_key), []).append(pk)
+        amount += each
+    return ListedBonuses(
+        sum(len(ids) for ids in by_group.values()),
+        amount,
+        fingerprint((session_id, cause_key, ids_md5(ids)) for (session_id, cause_key), ids in by_group.items()),
+    )
+
+
+def fingerprint(groups: Iterable[tuple[int, str, str]]) -> str:
+    """The MD5 of the groups (session id, cause key, their ids' MD5), one line each, in order."""
+    return hashlib.md5(
+        "\n".join(f"{session} {cause} {ids}" for session, cause, ids in sorted(groups)).encode()
+    ).hexdigest()

@@ -12,7 +12,7 @@ from django.utils import timezone
 from markets import payments, selectors
 from markets.models import BonusPayment, Payer, PaymentState
 from quality import bonuses
-from quality.bonus_lines import LinesPage, listed_bonuses
+from quality.bonus_lines import LinesPage, listed_bonuses, listed_rows
 from quality.models import BonusEntry, BonusKind
 
 from .conftest import arrive, connect_prolific, ledger_paid, make_study, owe_bonuses
@@ -63,6 +63,31 @@ def test_the_fingerprint_names_each_groups_ids_in_order_whatever_order_the_rows_
     assert (listed.count, listed.amount) == (3, Decimal("1.50"))
     nothing = listed_bonuses([])
     assert (nothing.count, nothing.amount, nothing.fingerprint) == (0, Decimal(0), hashlib.md5(b"").hexdigest())
+
+
+def test_the_press_reads_the_same_fingerprint_bonus_by_bonus_as_the_page_reads_of_the_groups(
+    standin, django_user_model
+):
+    study = make_study()
+    sessions = arrive(study, standin, django_user_model, 2)
+    owe_bonuses(study, sessions, per_session=3)
+    BonusEntry.objects.create(
+        kind=BonusKind.EARNED,
+        worker=sessions[1].worker,
+        study=study,
+        study_session=sessions[1],
+        amount=Decimal("2.00"),
+        currency="GBP",
+        reason="Thank-you bonus",
+    )
+    unpaid = BonusEntry.objects.filter(study=study)
+    groups = bonuses.unpaid_groups(unpaid)
+    rows = unpaid.annotate(cause=bonuses.cause_expression()).values_list("pk", "study_session_id", "cause", "amount")
+    assert len(groups) == 3
+    page, press = listed_bonuses(groups), listed_rows(list(rows))
+    assert press == page
+    assert (page.count, page.amount) == (7, Decimal("5.00"))
+    assert listed_rows(list(rows)[1:]).fingerprint != page.fingerprint
 
 
 def test_a_page_of_lines_reads_its_slice_and_a_line_by_its_place(standin, django_user_model):
