@@ -166,6 +166,7 @@ def settle(pair_ids):
 
 def _record_bonus(attempt):
     from quality.bonuses import FOOLED_MODEL_REASON, record_bonus
+    from quality.models import BonusCause
 
     study_session = attempt.task.writing_claim.study_session
     if study_session is None:
@@ -178,6 +179,7 @@ def _record_bonus(attempt):
         attempt.pair,
         amount,
         f"{FOOLED_MODEL_REASON} (study {study_session.study.slug}, round {attempt.round.number})",
+        cause=BonusCause.FOOLED_MODEL,
     )
 
 

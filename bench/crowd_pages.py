@@ -400,7 +400,7 @@ def unpaid_bonuses_at_least(n):
 
     from crowd.models import StudySession
     from quality.bonuses import DISCRETIONARY_REASON, study_summaries
-    from quality.models import BonusEntry, BonusKind
+    from quality.models import BonusCause, BonusEntry, BonusKind
 
     study = study_summaries()[0]
     unpaid = BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
@@ -416,6 +416,7 @@ def unpaid_bonuses_at_least(n):
                     study_session_id=sessions[index % len(sessions)][0],
                     amount=Decimal("0.10"),
                     currency=study.bonus_currency,
+                    cause=BonusCause.OTHER,
                     reason=f"{DISCRETIONARY_REASON}: bench {index}",
                 )
                 for index in range(missing)

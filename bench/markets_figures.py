@@ -79,7 +79,7 @@ def main():
     from corpus.models import Dataset, Market, Worker
     from crowd.models import ClaimStatus, Study, StudySession, TaskKind
     from markets import connections, events, payments
-    from quality.models import BonusEntry, BonusKind
+    from quality.models import BonusCause, BonusEntry, BonusKind
     from tests.validation.validation_factories import make_pair
     from validation.batch_claims import claim_validation_batch
     from validation.models import ValidationClaim
@@ -105,7 +105,7 @@ def main():
         for _ in range(args.per_participant):
             BonusEntry.objects.create(
                 kind=BonusKind.EARNED, worker=worker, study=study, study_session=session,
-                pair=make_pair(dataset), amount=Decimal("0.50"), currency="GBP", reason="bench",
+                pair=make_pair(dataset), amount=Decimal("0.50"), currency="GBP", cause=BonusCause.OTHER, reason="bench",
             )  # fmt: skip
     owed = args.participants * args.per_participant
     password = secrets.token_urlsafe(12)
@@ -156,7 +156,7 @@ def main():
         for session in sessions[:5]:
             BonusEntry.objects.create(
                 kind=BonusKind.EARNED, worker=session.worker, study=study, study_session=session,
-                pair=make_pair(dataset), amount=Decimal("0.50"), currency="GBP", reason="bench retry",
+                pair=make_pair(dataset), amount=Decimal("0.50"), currency="GBP", cause=BonusCause.OTHER, reason="bench retry",
             )  # fmt: skip
         standin.fail("bonus.pay", "slow-after")
         first = payments.pay_owed_bonuses(study)

@@ -90,9 +90,7 @@ def mark_listed_paid_by_hand(study: Study, fingerprint: str, *, by: Any = None) 
         listed = selectors.confirmable_by_hand(study, connection is not None)
         # One read for the check and the payment: a bonus committed between two reads would be
         # paid unchecked.
-        rows = list(
-            listed.annotate(cause=bonuses.cause_expression()).values_list("pk", "study_session_id", "cause", "amount")
-        )
+        rows = list(listed.values_list("pk", "study_session_id", "cause", "amount"))
         now = listed_rows(rows)
         if now.fingerprint != fingerprint:
             raise bonuses.PaymentRefused(

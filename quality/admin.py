@@ -47,10 +47,11 @@ class BonusEntryAdmin(ReadOnlyAdmin[BonusEntry], admin.ModelAdmin[BonusEntry]):
         "pair",
         "amount",
         "currency",
+        "cause",
         "reason",
         "pays",
     ]
-    list_filter = ["kind", "study", "currency"]
+    list_filter = ["kind", "cause", "study", "currency"]
     list_select_related = ["worker__user", "study", "study_session", "pair", "pays"]
     show_full_result_count = False
 

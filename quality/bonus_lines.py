@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, overload
+from typing import overload
 
 from django.db.models import QuerySet
 
@@ -51,7 +51,7 @@ class PairLine:
 
 @dataclass
 class UnpaidLine:
-    """An unpaid bonus as the bonus page lists it; `marks` and `cause` are the page's own."""
+    """An unpaid bonus as the bonus page lists it; `marks` are the page's own."""
 
     pk: int
     worker_id: int
@@ -60,10 +60,9 @@ class UnpaidLine:
     pair: PairLine
     amount: Decimal
     currency: str
-    reason: str
+    cause: str
     created_at: datetime
     marks: list[str] = field(default_factory=list)
-    cause: Any = None
 
 
 COLUMNS = (
@@ -76,7 +75,7 @@ COLUMNS = (
     "pair__pair_id",
     "amount",
     "currency",
-    "reason",
+    "cause",
     "created_at",
 )
 
@@ -90,9 +89,9 @@ def unpaid_lines(entries: QuerySet[BonusEntry]) -> list[UnpaidLine]:
             WorkerLine(worker_id, external_id, username, market),
             SessionLine(session_id or ""),
             PairLine(pair_id or ""),
-            *amount_currency_reason_created_at,
+            *amount_currency_cause_created_at,
         )
-        for pk, worker_id, external_id, username, market, session_id, pair_id, *amount_currency_reason_created_at in (
+        for pk, worker_id, external_id, username, market, session_id, pair_id, *amount_currency_cause_created_at in (
             entries.values_list(*COLUMNS)
         )
     ]

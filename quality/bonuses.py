@@ -3,8 +3,8 @@
 
 The ledger (`BonusEntry`) is append-only: a bonus is one `earned` row, written in the transaction
 that scored it; paying it adds one `paid` row that names it (`pays`, unique), so a bonus is never
-counted twice (unique worker + catch item + study session) nor paid twice. Its cause (`CAUSES`) is
-read from the start of its reason, which every writer begins with the cause's words.
+counted twice (unique worker + catch item + study session) nor paid twice. Its cause is a column the
+writer sets (`BonusCause`); the reason is the words a worker reads.
 
 Money follows holds: `payable` is the one rule the files, the bonus page and the market payer ask
 (a held session's bonuses wait, a refused one's and an open-link study's are never paid). Exports
@@ -21,7 +21,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.contrib.postgres.aggregates import StringAgg
 from django.db import transaction
-from django.db.models import Case, CharField, Count, DecimalField, Q, QuerySet, Sum, TextField, Value, When
+from django.db.models import Count, DecimalField, Q, QuerySet, Sum, TextField, Value
 from django.db.models.functions import MD5, Cast, Coalesce
 
 from audit import services as audit
@@ -33,7 +33,7 @@ from crowd.models import Study, StudySession
 
 from .bonus_lines import SessionLine, UnpaidGroup, WorkerLine, ids_md5
 from .flags import WorkerFlag
-from .models import BonusEntry, BonusKind
+from .models import BonusCause, BonusEntry, BonusKind
 from .selectors import catch_figures, guesser_evidence_by_worker
 from .sequential import catch_only_flag
 
@@ -48,9 +48,10 @@ PAID_PREFIX = "Paid: "
 
 
 @dataclass(frozen=True)
-class BonusCause:
+class CauseWords:
+    """How the pages and the MTurk file word a bonus's cause (`BonusEntry.cause`)."""
+
     key: str
-    reason_start: str
     one: str
     many: str
 
@@ -59,42 +60,13 @@ class BonusCause:
 
 
 CAUSES = (
-    BonusCause(
-        "catch_trial",
-        CATCH_TRIAL_REASON,
-        "catch trial answered as the researchers did",
-        "catch trials answered as the researchers did",
+    CauseWords(
+        BonusCause.CATCH_TRIAL.value, BonusCause.CATCH_TRIAL.label, "catch trials answered as the researchers did"
     ),
-    BonusCause(
-        "fooled_model",
-        FOOLED_MODEL_REASON,
-        "verified example that fooled the model",
-        "verified examples that fooled the model",
-    ),
+    CauseWords(BonusCause.FOOLED_MODEL.value, BonusCause.FOOLED_MODEL.label, "verified examples that fooled the model"),
+    CauseWords(BonusCause.OTHER.value, BonusCause.OTHER.label, "other bonuses"),
 )
-OTHER_CAUSE = BonusCause("other", "", "other bonus", "other bonuses")
-CAUSE_BY_KEY = {cause.key: cause for cause in (*CAUSES, OTHER_CAUSE)}
-
-
-def cause_of(reason: str) -> BonusCause:
-    """What a ledger row's bonus is for, from its reason (a paid row's too)."""
-    reason = reason.removeprefix(PAID_PREFIX)
-    return next((cause for cause in CAUSES if reason.startswith(cause.reason_start)), OTHER_CAUSE)
-
-
-def cause_expression() -> Case:
-    """`cause_of` in SQL: the cause's key of each ledger row, for grouped reads."""
-    return Case(
-        *(
-            When(
-                Q(reason__startswith=cause.reason_start) | Q(reason__startswith=PAID_PREFIX + cause.reason_start),
-                then=Value(cause.key),
-            )
-            for cause in CAUSES
-        ),
-        default=Value(OTHER_CAUSE.key),
-        output_field=CharField(),
-    )
+CAUSE_BY_KEY = {cause.key: cause for cause in CAUSES}
 
 
 def describe_causes(counts: dict[str, int]) -> str:
@@ -136,6 +108,7 @@ def record_catch_bonuses(
                 pair_id=answer.pair_id,
                 amount=study.bonus_per_catch_match,
                 currency=study.bonus_currency,
+                cause=BonusCause.CATCH_TRIAL,
                 reason=with_open_link_note(study, f"{CATCH_TRIAL_REASON} in study {study.slug}"),
             )
             for answer in matched_answers
@@ -231,6 +204,7 @@ def mark_paid(
                 pair_id=row.pair_id,
                 amount=row.amount,
                 currency=row.currency,
+                cause=row.cause,
                 reason=f"{PAID_PREFIX}{row.reason}"[:200],
                 pays=row,
                 recorded_by=by,
@@ -428,8 +402,7 @@ def mturk_bonus_csv(entries: Iterable[BonusEntry]) -> str:
         if key is not None:
             totals[key] = totals.get(key, Decimal("0")) + entry.amount
             counts = causes.setdefault(key, {})
-            cause = cause_of(entry.reason).key
-            counts[cause] = counts.get(cause, 0) + 1
+            counts[entry.cause] = counts.get(entry.cause, 0) + 1
     out = io.StringIO()
     writer = spreadsheet_safe.writer(out, lineterminator="\n")
     writer.writerow(["worker_id", "assignment_id", "amount", "reason"])
@@ -460,9 +433,8 @@ def unpaid_groups(entries: QuerySet[BonusEntry]) -> list[UnpaidGroup]:
     rows = (
         entries.order_by()
         # A group per session (so per worker) and cause; the columns read below are grouped too.
-        .values("study_session_id")
+        .values("study_session_id", "cause")
         .annotate(
-            cause=cause_expression(),
             bonuses=Count("pk"),
             amount=Sum("amount"),
             ids_md5=MD5(StringAgg(Cast("pk", TextField()), ",", order_by="pk")),
@@ -502,7 +474,7 @@ def as_groups(entries: Iterable[BonusEntry]) -> list[UnpaidGroup]:
             ),
             entry.study_session_id,
             SessionLine(entry.study_session.external_session_id or ""),
-            cause_of(entry.reason).key,
+            entry.cause,
             1,
             entry.amount,
             ids_md5([entry.pk]),
@@ -559,7 +531,7 @@ def left_out_csv(entries: Iterable[BonusEntry]) -> str:
     return out.getvalue()
 
 
-def unpaid_by_cause(groups: Iterable[UnpaidGroup]) -> list[tuple[BonusCause, int, Decimal]]:
+def unpaid_by_cause(groups: Iterable[UnpaidGroup]) -> list[tuple[CauseWords, int, Decimal]]:
     """[(cause, bonuses, amount)] of these unpaid bonuses, causes in CAUSES order, empty ones left out."""
     found: dict[str, tuple[int, Decimal]] = {}
     for group in groups:
@@ -603,13 +575,20 @@ def give_discretionary_bonus(
             pair=None,
             amount=value,
             currency=study.bonus_currency,
+            cause=BonusCause.OTHER,
             reason=with_open_link_note(study, f"{DISCRETIONARY_REASON}: {reason}"),
             recorded_by=by,
         )
 
 
 def record_bonus(
-    worker: Worker, study_session: StudySession | None, pair: Pair, amount: Decimal | None, reason: str
+    worker: Worker,
+    study_session: StudySession | None,
+    pair: Pair,
+    amount: Decimal | None,
+    reason: str,
+    *,
+    cause: BonusCause,
 ) -> BonusEntry | None:
     """One `earned` row for `pair` in the study's currency, in the caller's transaction; None when
     there is nothing to pay (no study visit, no amount) or the row exists already (the ledger's
@@ -627,5 +606,6 @@ def record_bonus(
         pair=pair,
         amount=amount,
         currency=study_session.study.bonus_currency,
+        cause=cause,
         reason=with_open_link_note(study_session.study, reason),
     )

@@ -339,6 +339,14 @@ class BonusKind(models.TextChoices):
     PAID = "paid", "paid"
 
 
+class BonusCause(models.TextChoices):
+    """What a bonus is for, written by the code that earns it; a paid row repeats its earned row's."""
+
+    CATCH_TRIAL = "catch_trial", "catch trial answered as the researchers did"
+    FOOLED_MODEL = "fooled_model", "verified example that fooled the model"
+    OTHER = "other", "other bonus"
+
+
 class LedgerIsAppendOnly(Exception):
     pass
 
@@ -371,6 +379,7 @@ class BonusEntry(models.Model):
     )
     amount = models.DecimalField(max_digits=8, decimal_places=2)
     currency = models.CharField(max_length=3)
+    cause = models.CharField(max_length=12, choices=BonusCause.choices)
     reason = models.CharField(max_length=200)
     pays = models.OneToOneField(
         "self",
@@ -393,6 +402,8 @@ class BonusEntry(models.Model):
                 name="one_bonus_per_worker_catch_session",
             ),
             models.CheckConstraint(condition=models.Q(amount__gt=0), name="bonus_amount_positive"),
+            # No default: a writer that forgets the cause is refused, never filed under "other".
+            models.CheckConstraint(condition=models.Q(cause__in=BonusCause.values), name="bonus_cause_known"),
             models.CheckConstraint(
                 condition=(models.Q(kind="earned", pays__isnull=True) | models.Q(kind="paid", pays__isnull=False)),
                 name="paid_rows_name_what_they_pay",

@@ -21,7 +21,7 @@ from .costs import Money, sum_of_amounts
 class CauseCost:
     """One cause's bonuses: owed (no payer holds them), approved (sent, not confirmed) and paid."""
 
-    cause: bonuses.BonusCause
+    cause: bonuses.CauseWords
     earned: int = 0
     paid: Money = field(default_factory=Money)
     owed: Money = field(default_factory=Money)
@@ -85,7 +85,6 @@ def costs(of_study: Study, tasks: int, held_tasks: int = 0, task_counts: Mapping
     sent = Q(market_payment__state__in=IN_FLIGHT)
     rows = (
         BonusEntry.objects.filter(study=of_study, study_session__in=counted_sessions(of_study))
-        .annotate(cause=bonuses.cause_expression())
         .values("cause", "currency")
         .annotate(
             earned=Count("pk", filter=Q(kind=BonusKind.EARNED)),

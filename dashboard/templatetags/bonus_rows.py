@@ -14,6 +14,7 @@ from django.utils.timezone import localtime
 
 from crowd.models import Study
 from quality.bonus_lines import UnpaidLine
+from quality.bonuses import CAUSE_BY_KEY
 
 from .dashboard_tags import MISSING
 
@@ -67,7 +68,7 @@ def unpaid_bonus_rows(entries: Iterable[UnpaidLine]) -> SafeString:
             f'\n        <tr data-bonus="{entry.pk}"><td>{escape(str(entry.worker))}{_marks(entry.marks)}</td>'
             f"<td>{escape(entry.worker.market)}</td>\n"
             f"          <td>{escape(entry.study_session.external_session_id or MISSING)}</td>"
-            f'<td data-cause="{escape(entry.cause.key)}">{escape(entry.cause.one)}</td>'
+            f'<td data-cause="{escape(entry.cause)}">{escape(CAUSE_BY_KEY[entry.cause].one)}</td>'
             f"<td>{escape(entry.pair.pair_id)}</td>\n"
             f'          <td class="num">{entry.amount} {escape(entry.currency)}</td>'
             f"<td>{localtime(entry.created_at):%Y-%m-%d %H:%M} UTC</td></tr>\n      "

@@ -134,7 +134,6 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     marks = queries.bonus_marks(shown_workers, team_id=study.dataset.team_id) if study else {}
     for entry in unpaid_page:
         entry.marks = marks.get(entry.worker_id, [])
-        entry.cause = bonuses.cause_of(entry.reason)
     for row in totals_page:
         row["marks"] = marks.get(row["id"], [])
     return render_page(

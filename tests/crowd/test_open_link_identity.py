@@ -113,7 +113,7 @@ def test_an_open_link_study_records_bonuses_as_not_payable_with_the_reason(make_
     worker = make_worker()
     open_link = paid_study(open_link_unverified=True)
     (entry_open,) = _bonus_on(open_link, worker)
-    assert OPEN_LINK_NO_BONUS in entry_open.reason and bonuses.cause_of(entry_open.reason).key == "catch_trial"
+    assert OPEN_LINK_NO_BONUS in entry_open.reason and entry_open.cause == "catch_trial"
     assert not bonuses.unpaid(open_link).exists()
     assert list(bonuses.not_payable_open_link(open_link)) == [entry_open]
     with pytest.raises(bonuses.PaymentRefused, match="never paid"):

@@ -24,7 +24,7 @@ from corpus.models import Pair, StoppingRule
 from corpus.validation_flags import set_validation_flags
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from quality.bonuses import mark_paid
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusCause, BonusEntry, BonusKind
 from validation import cost_tally
 from validation.models import ValidationClaim
 
@@ -111,6 +111,7 @@ def build(dataset_slug="costs", prefix=""):
             pair=pairs[letter],
             amount=Decimal("1.00"),
             currency="GBP",
+            cause=BonusCause.CATCH_TRIAL,
             reason="Catch trial matched",
         )
         for letter in ("C", "F")

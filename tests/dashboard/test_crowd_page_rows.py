@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from corpus.models import Worker
 from privacy.services import erase_participant
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusCause, BonusEntry, BonusKind
 from teams.models import default_team_id
 
 from .test_crowd_page_statements import crowd
@@ -77,6 +77,7 @@ def test_the_warm_bonus_page_reads_money_now_and_pools_and_participants_from_the
         study_session=earned.study_session,
         amount=Decimal("0.40"),
         currency=earned.currency,
+        cause=BonusCause.OTHER,
         reason="a discretionary bonus",
     )
     with CaptureQueriesContext(connection) as captured:

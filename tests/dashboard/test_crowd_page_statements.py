@@ -115,7 +115,7 @@ def test_the_adjudication_queue_and_the_bonus_lists_are_paged(client, researcher
     from corpus.models import Pair
     from dashboard.views import adjudication as adjudication_view
     from dashboard.views import quality as quality_view
-    from quality.models import BonusEntry, BonusKind
+    from quality.models import BonusCause, BonusEntry, BonusKind
 
     monkeypatch.setattr(adjudication_view, "QUEUE_SHOWN", 2)
     monkeypatch.setattr(quality_view, "BONUS_ROWS_PER_PAGE", 2)
@@ -139,6 +139,7 @@ def test_the_adjudication_queue_and_the_bonus_lists_are_paged(client, researcher
             study_session=earned.study_session,
             amount=Decimal("0.50"),
             currency=earned.currency,
+            cause=BonusCause.OTHER,
             reason="a discretionary bonus",
         )
     study = earned.study

@@ -10,7 +10,7 @@ from django.urls import reverse
 from corpus.models import Label, Split
 from crowd.models import Study, StudySession, TaskKind
 from markets.models import MarketConnection
-from quality.models import BonusEntry, BonusKind, ReferenceLabel
+from quality.models import BonusCause, BonusEntry, BonusKind, ReferenceLabel
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -33,6 +33,7 @@ def test_defect_8_bonuses_of_a_study_without_bonuses_are_not_another_studys(clie
         study_session=session,
         amount=Decimal("1.00"),
         currency="USD",
+        cause=BonusCause.OTHER,
         reason="catch trial matched in study paying",
     )
     client.force_login(researcher)

@@ -82,6 +82,7 @@ def first_studies_take_the_others_sessions():
                 pair=Pair.objects.get(dataset=study.dataset, hypothesis=present(entry.pair).hypothesis),
                 amount=entry.amount,
                 currency=entry.currency,
+                cause=entry.cause,
                 reason=entry.reason,
             )
 

@@ -16,7 +16,7 @@ from base.release import source_digest, source_release
 from crowd.models import StudySession
 from dashboard.figure_cache import refresh_study_figure_now, study_cache_key
 from dashboard.queries import study as queries
-from quality.models import BonusEntry, BonusKind, CatchTrialAnswer
+from quality.models import BonusCause, BonusEntry, BonusKind, CatchTrialAnswer
 from tests.dashboard.test_study_page import build_study, session
 
 from . import cost_factories
@@ -95,6 +95,7 @@ def test_the_bonus_page_keeps_the_catch_figures_and_reads_the_money_now(client, 
         pair=None,  # a discretionary bonus
         amount=Decimal("0.50"),
         currency=entry.currency,
+        cause=BonusCause.OTHER,
         reason="Thanks for the careful work.",
     )
 

@@ -23,7 +23,7 @@ from dashboard.models import WorkerTableRow
 from dashboard.queries import workers as worker_queries
 from dashboard.views import quality as quality_view
 from dashboard.views import workers as workers_view
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusCause, BonusEntry, BonusKind
 from tests.conftest import rows_for_the_module
 
 from . import cost_factories, factories
@@ -149,6 +149,7 @@ def unpaid_bonuses(n):
             study_session=session,
             amount=Decimal("0.10"),
             currency="GBP",
+            cause=BonusCause.OTHER,
             reason=f"a discretionary bonus {index}",
         )
         for index in range(n)

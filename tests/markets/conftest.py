@@ -8,7 +8,7 @@ import pytest
 from corpus.models import Market, Worker
 from crowd.models import Study, StudySession, TaskKind
 from markets import connections
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusCause, BonusEntry, BonusKind
 from tests.validation.validation_factories import make_dataset, make_pair
 
 from .standin import MarketStandIn
@@ -99,6 +99,7 @@ def owe_bonuses(study, sessions, per_session=2, amount="0.50"):
                     pair=make_pair(study.dataset),
                     amount=Decimal(amount),
                     currency=study.bonus_currency,
+                    cause=BonusCause.CATCH_TRIAL,
                     reason=f"Catch trial matched in study {study.slug}",
                 )
             )

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from markets import connections
 from markets.models import BonusBatch, BonusPayment, MarketCall, MarketConnection, Payer, PaymentState
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusCause, BonusEntry, BonusKind
 
 from .conftest import make_study
 from .test_mutants_market_selectors import visit
@@ -35,6 +35,7 @@ def _payment(connection: MarketConnection) -> BonusPayment:
         study_session=session,
         amount=Decimal("0.50"),
         currency="GBP",
+        cause=BonusCause.CATCH_TRIAL,
         reason="Catch trial matched",
     )
     return BonusPayment.objects.create(

@@ -3,13 +3,15 @@ verified example that fooled the model), and the per-market files with the list 
 neither account for every unpaid bonus of a study."""
 
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from corpus.models import Market
 from quality import bonuses
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusCause, BonusEntry, BonusKind
 from tests.quality.test_catch_trials import catch_pair, make_study, session_for
 from tests.validation.validation_factories import make_dataset
 
@@ -25,22 +27,95 @@ def earn(study, worker, pair, session, reason, amount="1.00"):
         pair=pair,
         amount=Decimal(amount),
         currency=study.bonus_currency,
+        cause=CAUSE_WRITTEN_WITH.get(reason, BonusCause.OTHER),
         reason=reason,
     )
 
 
 CATCH = f"{bonuses.CATCH_TRIAL_REASON} in study s"
 FOOLED = f"{bonuses.FOOLED_MODEL_REASON} (study s, round 1)"
+# The cause each writer records beside these words (the writers are tested below).
+CAUSE_WRITTEN_WITH = {CATCH: BonusCause.CATCH_TRIAL, FOOLED: BonusCause.FOOLED_MODEL}
 
 
-def test_a_bonus_is_named_by_its_cause_paid_rows_too():
-    assert bonuses.cause_of(CATCH).key == "catch_trial"
-    assert bonuses.cause_of(FOOLED).key == "fooled_model"
-    assert bonuses.cause_of("Paid: " + FOOLED).key == "fooled_model"
-    assert bonuses.cause_of("Thank-you bonus").key == "other"
+def test_each_writer_records_its_cause_and_a_paid_row_repeats_its_earned_rows(make_worker):
+    dataset = make_dataset()
+    traps = [catch_pair(dataset) for _ in range(2)]
+    study = make_study(dataset)
+    worker = make_worker()
+    session = session_for(study, worker)
+
+    (catch,) = bonuses.record_catch_bonuses(worker, session, [SimpleNamespace(pair_id=traps[0].pk)])
+    fooled = bonuses.record_bonus(
+        worker, session, traps[1], Decimal("2.00"), "Thank you", cause=BonusCause.FOOLED_MODEL
+    )
+    given = bonuses.give_discretionary_bonus(session, "0.50", "Careful work")
+    bonuses.mark_paid(study, [catch.pk, fooled.pk, given.pk])
+
+    causes = {(row.kind, row.pays_id or row.pk): row.cause for row in BonusEntry.objects.filter(study=study)}
+    assert causes == {
+        ("earned", catch.pk): "catch_trial",
+        ("earned", fooled.pk): "fooled_model",
+        ("earned", given.pk): "other",
+        ("paid", catch.pk): "catch_trial",
+        ("paid", fooled.pk): "fooled_model",
+        ("paid", given.pk): "other",
+    }
     assert bonuses.describe_causes({"fooled_model": 1, "catch_trial": 3}) == (
         "3 catch trials answered as the researchers did and 1 verified example that fooled the model"
     )
+
+
+def test_the_cause_column_not_the_reasons_words_names_a_bonus(make_worker):
+    """A reason that begins as a catch trial's does is still the cause its writer recorded."""
+    dataset = make_dataset()
+    traps = [catch_pair(dataset) for _ in range(2)]
+    study = make_study(dataset)
+    turker = make_worker(market=Market.MTURK, external_id="A1TURKER")
+    session = session_for(study, turker, "ASSIGN-1")
+    for trap, cause, amount in ((traps[0], BonusCause.OTHER, "1.00"), (traps[1], BonusCause.FOOLED_MODEL, "2.00")):
+        BonusEntry.objects.create(
+            kind=BonusKind.EARNED,
+            worker=turker,
+            study=study,
+            study_session=session,
+            pair=trap,
+            amount=Decimal(amount),
+            currency=study.bonus_currency,
+            cause=cause,
+            reason=CATCH,
+        )
+    unpaid = BonusEntry.objects.filter(study=study)
+
+    summed = bonuses.unpaid_by_cause(bonuses.unpaid_groups(unpaid))
+
+    assert [(cause.key, n, amount) for cause, n, amount in summed] == [
+        ("fooled_model", 1, Decimal("2.00")),
+        ("other", 1, Decimal("1.00")),
+    ]
+    assert bonuses.mturk_bonus_csv(unpaid).splitlines()[1] == (
+        "A1TURKER,ASSIGN-1,3.00,Bonus for 1 verified example that fooled the model and 1 other bonus"
+    )
+
+
+@pytest.mark.parametrize("cause", ["", "thank_you"])
+def test_a_bonus_of_no_known_cause_is_refused_by_the_database(make_worker, cause):
+    dataset = make_dataset()
+    study = make_study(dataset)
+    worker = make_worker()
+    session = session_for(study, worker)
+    with pytest.raises(IntegrityError, match="bonus_cause_known"), transaction.atomic():
+        BonusEntry.objects.create(
+            kind=BonusKind.EARNED,
+            worker=worker,
+            study=study,
+            study_session=session,
+            amount=Decimal("1.00"),
+            currency=study.bonus_currency,
+            cause=cause,
+            reason=CATCH,
+        )
+    assert not BonusEntry.objects.filter(study=study).exists()
 
 
 def test_the_mturk_reason_names_fooled_examples_apart_from_catch_trials(make_worker):

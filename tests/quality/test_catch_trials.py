@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from corpus.models import Label, Market, Pair, ValidationLabel
 from crowd.models import Study, StudySession, TaskKind
 from quality import bonuses, catch_trials
-from quality.models import BonusEntry, BonusKind, CatchTrialAnswer, LedgerIsAppendOnly
+from quality.models import BonusCause, BonusEntry, BonusKind, CatchTrialAnswer, LedgerIsAppendOnly
 from quality.services import set_reference_label
 from tests.validation.validation_factories import make_dataset, make_pair
 from validation import batch_claims, services
@@ -252,6 +252,7 @@ def test_the_ledger_is_append_only(make_worker):
         pair=trap,
         amount=Decimal("1.00"),
         currency="USD",
+        cause=BonusCause.OTHER,
         reason="catch",
     )
     entry.amount = Decimal("100.00")
@@ -271,6 +272,7 @@ def earn(study, worker, pair, session):
         pair=pair,
         amount=study.bonus_per_catch_match,
         currency=study.bonus_currency,
+        cause=BonusCause.CATCH_TRIAL,
         reason="Catch trial matched",
     )
 

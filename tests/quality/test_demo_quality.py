@@ -24,6 +24,7 @@ from quality import flags
 from quality.models import (
     AggregatedLabel,
     AggregationRun,
+    BonusCause,
     BonusEntry,
     BonusKind,
     CatchTrialAnswer,
@@ -147,6 +148,7 @@ def demo(first_load):
         pair=entry.pair,
         amount=entry.amount,
         currency=entry.currency,
+        cause=BonusCause.OTHER,
         reason="test",
     )
     return study, catcher, guesser

@@ -14,14 +14,21 @@ import pytest
 from corpus.models import Market, Worker
 from crowd.models import Study, StudySession
 from quality.bonus_lines import UnpaidLine, WorkerLine, unpaid_lines
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusCause, BonusEntry, BonusKind
 from tests.quality.test_catch_trials import catch_pair, make_study, session_for
 from tests.validation.validation_factories import make_dataset
 
 pytestmark = pytest.mark.django_db
 
 
-def earn(study: Study, worker: Worker, session: StudySession, pair: Any, reason: str) -> BonusEntry:
+def earn(
+    study: Study,
+    worker: Worker,
+    session: StudySession,
+    pair: Any,
+    reason: str,
+    cause: BonusCause = BonusCause.OTHER,
+) -> BonusEntry:
     return BonusEntry.objects.create(
         kind=BonusKind.EARNED,
         worker=worker,
@@ -30,6 +37,7 @@ def earn(study: Study, worker: Worker, session: StudySession, pair: Any, reason:
         pair=pair,
         amount=Decimal("1.25"),
         currency=study.bonus_currency,
+        cause=cause,
         reason=reason,
     )
 
@@ -43,7 +51,7 @@ def test_a_line_carries_its_bonuses_worker_session_pair_and_time(make_worker: Ca
     study = make_study(dataset)
     turker = make_worker(username="turker-account", market=Market.MTURK, external_id="A1TURKER")
     trap = catch_pair(dataset)
-    entry = earn(study, turker, session_for(study, turker, "ASSIGN-1"), trap, "a catch trial")
+    entry = earn(study, turker, session_for(study, turker, "ASSIGN-1"), trap, "a catch trial", BonusCause.CATCH_TRIAL)
 
     line = lines_of(study)[entry.pk]
 
@@ -51,7 +59,7 @@ def test_a_line_carries_its_bonuses_worker_session_pair_and_time(make_worker: Ca
     assert line.worker == WorkerLine(turker.pk, "A1TURKER", "turker-account", Market.MTURK)
     assert line.study_session.external_session_id == "ASSIGN-1"
     assert line.pair.pair_id == trap.pair_id != ""
-    assert (line.amount, line.currency, line.reason) == (Decimal("1.25"), "USD", "a catch trial")
+    assert (line.amount, line.currency, line.cause) == (Decimal("1.25"), "USD", "catch_trial")
     assert line.created_at == entry.created_at
     assert line.created_at is not None
 

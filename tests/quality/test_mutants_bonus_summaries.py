@@ -11,7 +11,7 @@ import pytest
 from crowd import holds
 from crowd.models import CodeHoldDecision
 from quality import bonuses
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusCause, BonusEntry, BonusKind
 from tests.quality.test_catch_trials import make_study, session_for
 from tests.validation.validation_factories import make_dataset, make_pair
 
@@ -27,6 +27,7 @@ def earned(session, amount):
         pair=make_pair(session.study.dataset),
         amount=Decimal(amount),
         currency="USD",
+        cause=BonusCause.FOOLED_MODEL,
         reason=f"{bonuses.FOOLED_MODEL_REASON} (a test)",
     )
 

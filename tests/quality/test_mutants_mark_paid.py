@@ -16,7 +16,7 @@ from corpus.models import Worker
 from crowd import holds
 from crowd.models import Study, StudySession
 from quality import bonuses
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusCause, BonusEntry, BonusKind
 from tests.quality.test_catch_trials import make_study, session_for
 from tests.validation.validation_factories import make_dataset, make_pair
 
@@ -38,6 +38,7 @@ def earned(make_worker: Any) -> tuple[Study, StudySession, list[BonusEntry]]:
             pair=make_pair(dataset),
             amount=Decimal(amount),
             currency="GBP",
+            cause=BonusCause.OTHER,
             reason=f"catch trial {n}",
         )
         for n, amount in enumerate(["0.50", "1.25"])
@@ -163,6 +164,7 @@ def test_a_long_reason_is_cut_to_the_ledgers_width_when_paid(
         pair=make_pair(study.dataset),
         amount=Decimal("0.10"),
         currency="GBP",
+        cause=BonusCause.OTHER,
         reason="r" * 200,
     )
 

@@ -19,6 +19,7 @@ from crowd.models import Study, StudySession, TaskKind
 from quality.models import (
     AggregatedLabel,
     AggregationRun,
+    BonusCause,
     BonusEntry,
     BonusKind,
     CatchTrialAnswer,
@@ -62,6 +63,7 @@ def _earned(worker: Worker) -> BonusEntry:
         pair=make_pair(dataset),
         amount=Decimal("0.50"),
         currency="GBP",
+        cause=BonusCause.CATCH_TRIAL,
         reason="Catch trial matched",
     )
 
