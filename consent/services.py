@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus.models import Market
-from crowd.models import ContributionsOnWithdrawal, Study, StudySession
+from crowd.models import ContributionsOnWithdrawal, SessionEnding, Study, StudySession
 from crowd.registry import release_open_claims_of_session
 
 from . import selectors
@@ -91,9 +91,10 @@ def withdraw(study_session: StudySession) -> Withdrawal:
             return earlier
         now = timezone.now()
         released = release_open_claims_of_session(locked)
-        StudySession.objects.filter(pk=locked.pk).update(
-            closed_at=locked.closed_at or now, closed_reason=locked.closed_reason or WITHDRAWN_REASON
-        )
+        if locked.closed_at is None:
+            StudySession.objects.filter(pk=locked.pk).update(
+                closed_at=now, ended_as=SessionEnding.WITHDRAWN, closed_reason=WITHDRAWN_REASON
+            )
         policy = selectors.withdrawal_policy(locked.study)
         withdrawal = Withdrawal.objects.create(
             study_session=locked,

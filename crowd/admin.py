@@ -260,7 +260,15 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         "code_held_reason",
         "market_check",
     ]
-    list_filter = ["study", CompletedFilter, CodeHoldFilter, "market_check", "worker__market", "is_preview"]
+    list_filter = [
+        "study",
+        CompletedFilter,
+        CodeHoldFilter,
+        "ended_as",
+        "market_check",
+        "worker__market",
+        "is_preview",
+    ]
     list_select_related = ["study__dataset", "worker__user"]
     search_fields = [
         "external_session_id",
@@ -283,6 +291,11 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         "market_participant_id",
         "market_checked_at",
         "market_check_tries",
+        # Closed by the market's event, the participant's withdrawal or their erasure, which also
+        # release the visit's claims: never by hand.
+        "closed_at",
+        "ended_as",
+        "closed_reason",
     ]
     show_full_result_count = False
     # A held code is decided as other holds are (premises): an action on the selected rows.

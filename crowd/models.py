@@ -400,6 +400,18 @@ class MarketCheck(models.TextChoices):
     REFUSED = "refused", "the market's record is someone else's, or there is none"
 
 
+class SessionEnding(models.TextChoices):
+    """How a closed visit ended, written by the code that closes it."""
+
+    RETURNED = "returned", "returned"
+    TIMED_OUT = "timed_out", "timed out"
+    REJECTED = "rejected", "rejected"
+    WITHDRAWN = "withdrawn", "withdrawn by the participant"
+    ERASED = "erased", "erased at the participant's request"
+    # Closed before endings were recorded, for a reason none of these names.
+    OTHER = "other", "closed"
+
+
 class StudySession(models.Model):
     """One worker's visit to a study (a Prolific session or an MTurk assignment)."""
 
@@ -428,8 +440,10 @@ class StudySession(models.Model):
     # link or a copied participant id does not reveal it. Blank (never recorded): shown in any browser.
     device = models.CharField(max_length=64, blank=True)
     # Closed by the market (a Prolific submission returned, timed out or rejected; an MTurk assignment
-    # rejected): the visit takes no more tasks and its open claims were released (markets app).
+    # rejected), the participant's withdrawal or their erasure: the visit takes no more tasks and its
+    # open claims were released. `ended_as` is how (the readers' record), `closed_reason` the words.
     closed_at = models.DateTimeField(null=True, blank=True)
+    ended_as = models.CharField(max_length=10, choices=SessionEnding.choices, blank=True)
     closed_reason = models.CharField(max_length=200, blank=True)
     # A researcher's walk through the study as a participant (crowd.preview): its work is never
     # saved (every submit is rolled back), so it never completes; readers that count sessions skip it.
@@ -447,7 +461,14 @@ class StudySession(models.Model):
         db_table = "collection_studysession"
         ordering = ["-started_at"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "worker", "external_session_id"], name="unique_study_session")
+            models.UniqueConstraint(fields=["study", "worker", "external_session_id"], name="unique_study_session"),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(closed_at__isnull=True, ended_as="")
+                    | (models.Q(closed_at__isnull=False) & models.Q(ended_as__in=SessionEnding.values))
+                ),
+                name="a_closed_session_says_how_it_ended",
+            ),
         ]
         indexes = [
             # The sweep that asks the market again reads only the sessions still waiting.

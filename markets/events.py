@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from crowd.models import StudySession
+from crowd.models import SessionEnding, StudySession
 from crowd.registry import release_open_claims_of_session
 
 from .clients import MarketError
@@ -21,7 +21,11 @@ from .connections import client_for
 from .models import ConnectedMarket, MarketConnection, ReviewDecision, ReviewState, SessionReview, WebhookDelivery
 from .sealing import SealingUnavailable, unseal_text
 
-ENDING_STATUSES = {"RETURNED": "returned", "TIMED-OUT": "timed out", "REJECTED": "rejected"}
+ENDING_STATUSES = {
+    "RETURNED": SessionEnding.RETURNED,
+    "TIMED-OUT": SessionEnding.TIMED_OUT,
+    "REJECTED": SessionEnding.REJECTED,
+}
 
 
 def _now() -> datetime:
@@ -140,15 +144,16 @@ def _act_on_submission_event(connection: MarketConnection, event: dict[str, Any]
         return f"Session {session.pk} approved on Prolific."
     if status not in ENDING_STATUSES:
         return f"Session {session.pk}: status {status} noted."
-    return close_session(session, f"{ENDING_STATUSES[status]} on Prolific")
+    ending = ENDING_STATUSES[status]
+    return close_session(session, ending, f"{ending.label} on Prolific")
 
 
-def close_session(session: StudySession, reason: str) -> str:
+def close_session(session: StudySession, ending: SessionEnding, reason: str) -> str:
     """The market ended this visit: it takes no more tasks, and its open claims go back to the pool
     now rather than when they expire. In the caller's transaction."""
     released = release_open_claims_of_session(session)
     if session.closed_at is None:
-        StudySession.objects.filter(pk=session.pk).update(closed_at=_now(), closed_reason=reason[:200])
+        StudySession.objects.filter(pk=session.pk).update(closed_at=_now(), ended_as=ending, closed_reason=reason[:200])
     return f"Session {session.pk} {reason}: closed, {released} claim(s) released."
 
 
@@ -173,7 +178,7 @@ def poll_mturk(connection: MarketConnection) -> str:
             if status == "Rejected":
                 with transaction.atomic():
                     locked = StudySession.objects.select_for_update().get(pk=session.pk)
-                    close_session(locked, "rejected on MTurk")
+                    close_session(locked, SessionEnding.REJECTED, "rejected on MTurk")
                 closed += 1
             elif status == "Approved":
                 approved += SessionReview.objects.filter(study_session=session, decision=ReviewDecision.APPROVE).update(

@@ -32,7 +32,7 @@ from corpus.exclusions import labels_left
 from corpus.models import Dataset, LengthTally, Pair, PairTally, Premise, ValidationLabel, WordTally, Worker
 from corpus.tallies import LENGTH_KEY, PAIR_KEY, WORD_KEY
 from corpus.tallies.worker_tally import EACH_PK
-from crowd.models import ContributionsOnWithdrawal, Study, StudySession
+from crowd.models import ContributionsOnWithdrawal, SessionEnding, Study, StudySession
 from crowd.registry import release_open_claims_of_session
 from quality.aggregation_runs import request_aggregation
 from quality.models import AggregationRun, BonusEntry
@@ -352,7 +352,9 @@ def erase_participant(worker: Worker, *, team_id: int, by: Any = None, reason: s
         # held tasks go back to the pool first.
         for open_visit in sessions.filter(closed_at__isnull=True):
             release_open_claims_of_session(open_visit)
-        sessions.filter(closed_at__isnull=True).update(closed_at=timezone.now(), closed_reason=ERASED_REASON)
+        sessions.filter(closed_at__isnull=True).update(
+            closed_at=timezone.now(), ended_as=SessionEnding.ERASED, closed_reason=ERASED_REASON
+        )
         words = _words_of(worker, sessions)
         subject_hash = pseudonym(worker.external_id or worker.user.get_username())
         studies = list(Study.objects.filter(team_id=team_id, sessions__worker=worker).distinct())

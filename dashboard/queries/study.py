@@ -24,7 +24,7 @@ from consent.selectors import ConsentOverview, consent_counts, current_sheet, st
 from corpus.models import LABELS_PER_PAIR, Pair, PairTally
 from crowd import claiming
 from crowd.holds import ever_held, hold_texts, hold_waits, money_may_go
-from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskClaim, TaskKind
+from crowd.models import ClaimStatus, SessionEnding, Study, StudyAccess, StudySession, TaskClaim, TaskKind
 from crowd.selectors import counted_sessions, counted_sessions_filter, pool_limits
 from crowd.stranding import stranded_filter
 from markets.connections import connection_of
@@ -114,9 +114,8 @@ def _claimed(of_study: Study) -> Exists:
     return Exists(claim_model._default_manager.filter(study_session_id=OuterRef("pk")))
 
 
-def _ending(word: str) -> Q:
-    """Closed by the market with this ending (markets.events.close_session: 'returned on Prolific')."""
-    return Q(closed_at__isnull=False, closed_reason__startswith=word)
+def _ending(ending: SessionEnding) -> Q:
+    return Q(closed_at__isnull=False, ended_as=ending)
 
 
 def funnel(of_study: Study) -> dict[str, int]:
@@ -137,9 +136,9 @@ def session_funnel(of_study: Study) -> dict[str, int]:
         started=Count("pk", filter=started),
         completed=Count("pk", filter=completed),
         held=Count("pk", filter=completed & ever_held()),
-        returned=Count("pk", filter=_ending("returned")),
-        timed_out=Count("pk", filter=_ending("timed out")),
-        rejected=Count("pk", filter=_ending("rejected")),
+        returned=Count("pk", filter=_ending(SessionEnding.RETURNED)),
+        timed_out=Count("pk", filter=_ending(SessionEnding.TIMED_OUT)),
+        rejected=Count("pk", filter=_ending(SessionEnding.REJECTED)),
         in_progress=Count("pk", filter=Q(completed_at__isnull=True, closed_at__isnull=True) & started & ~stranded),
         stranded=Count("pk", filter=stranded),
     )
@@ -393,15 +392,17 @@ def overview(of_study: Study) -> dict[str, Any]:
     }
 
 
+# The endings a session's status names; a withdrawn or erased visit is "closed".
+MARKET_ENDINGS = {
+    ending.value: ending.label for ending in (SessionEnding.RETURNED, SessionEnding.TIMED_OUT, SessionEnding.REJECTED)
+}
+
+
 def session_status(row: Mapping[str, Any]) -> str:
     if row["completed_at"] is not None:
         return "held" if row["hold_texts"] else "completed"
-    reason = row["closed_reason"] or ""
     if row["closed_at"] is not None:
-        for word in ("returned", "timed out", "rejected"):
-            if reason.startswith(word):
-                return word
-        return "closed"
+        return MARKET_ENDINGS.get(row["ended_as"], "closed")
     if row.get("stranded_at") is not None:
         return "stranded"
     return "in progress" if row["tasks_done"] or row["claimed"] else "arrived"
@@ -421,6 +422,7 @@ def session_rows(of_study: Study) -> Iterator[list[Any]]:
             "started_at",
             "completed_at",
             "closed_at",
+            "ended_as",
             "closed_reason",
             "hold_texts",
             "tasks_done",

@@ -54,7 +54,8 @@ def test_withdrawal_mid_batch_releases_only_the_own_claims_and_others_submit(cli
     assert withdrawal.claims_released == own.count() > 0
     assert set(own.values_list("status", flat=True)) == {ClaimStatus.RELEASED}
     leaving.refresh_from_db()
-    assert leaving.closed_at is not None and leaving.closed_reason == services.WITHDRAWN_REASON
+    assert leaving.closed_at is not None and leaving.ended_as == "withdrawn"
+    assert leaving.closed_reason == services.WITHDRAWN_REASON
     assert withdrawal.policy == ContributionsOnWithdrawal.KEEP and withdrawal.removal == RemovalState.NOT_ASKED
     assert withdrawal.market_note.startswith("market not told: no API")
     # The other participant's batch is untouched, and their submit counts.

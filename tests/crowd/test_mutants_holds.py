@@ -29,7 +29,7 @@ from crowd.holds import (
     take_backs_allowed,
     warning_seconds,
 )
-from crowd.models import ClaimStatus, CodeHold, CodeHoldDecision, Study, StudySession
+from crowd.models import ClaimStatus, CodeHold, CodeHoldDecision, SessionEnding, Study, StudySession
 from tests.quality.test_catch_trials import make_study, session_for
 from tests.validation.validation_factories import make_dataset
 from validation.models import ValidationClaim
@@ -134,7 +134,7 @@ def test_only_another_participant_still_in_the_study_counts_as_waiting(make_work
     done.save()
     assert not waiting()
     gone = session_for(study, make_worker(), "gone")
-    gone.no_task_at, gone.closed_at = now, now
+    gone.no_task_at, gone.closed_at, gone.ended_as = now, now, SessionEnding.RETURNED
     gone.save()
     assert not waiting()
     other = session_for(study, make_worker(), "other")

@@ -18,11 +18,11 @@ from django.utils import timezone
 from collection.models import WritingClaim
 from corpus.models import Market, Premise, PremiseStatus
 from crowd.holds import UNVOUCHED, hold
-from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskKind
+from crowd.models import ClaimStatus, SessionEnding, Study, StudyAccess, StudySession, TaskKind
 from dashboard.queries import study as queries
 from quality import bonuses
 from quality.guessers import GUESSER
-from quality.models import BonusEntry, BonusKind, QualificationAttempt, QualificationTest
+from quality.models import BonusCause, BonusEntry, BonusKind, QualificationAttempt, QualificationTest
 from tests import factories
 from tests.dashboard.factories import worker
 from tests.plans import analysed_plan
@@ -59,7 +59,7 @@ def claim(study_session, premise, *, seconds=None, status=ClaimStatus.SUBMITTED,
     return made
 
 
-def bonus(study_session, pair, reason, amount, *, paid=False):
+def bonus(study_session, pair, cause, amount, *, paid=False):
     earned = BonusEntry.objects.create(
         kind=BonusKind.EARNED,
         worker=study_session.worker,
@@ -68,7 +68,8 @@ def bonus(study_session, pair, reason, amount, *, paid=False):
         pair=pair,
         amount=Decimal(amount),
         currency=study_session.study.bonus_currency,
-        reason=reason,
+        cause=cause,
+        reason=f"A {cause.label}",
     )
     if paid:
         # Paid on the market (its confirmation is recorded even for a session whose code is held now).
@@ -105,8 +106,12 @@ def build_study(slug="five-hundred", extra_sessions=0):
     session(study, f"{slug}-s6", minutes_ago=1)
     now = timezone.now()
     StudySession.objects.filter(pk__in=[s1.pk, s2.pk]).update(completed_at=now)
-    StudySession.objects.filter(pk=s3.pk).update(closed_at=now, closed_reason="returned on Prolific")
-    StudySession.objects.filter(pk=s4.pk).update(closed_at=now, closed_reason="timed out on Prolific")
+    StudySession.objects.filter(pk=s3.pk).update(
+        closed_at=now, ended_as=SessionEnding.RETURNED, closed_reason="returned on Prolific"
+    )
+    StudySession.objects.filter(pk=s4.pk).update(
+        closed_at=now, ended_as=SessionEnding.TIMED_OUT, closed_reason="timed out on Prolific"
+    )
     claim(s1, premises[0], seconds=300)
     claim(s1, premises[1], seconds=600)
     claim(s2, premises[0], seconds=120)
@@ -115,8 +120,8 @@ def build_study(slug="five-hundred", extra_sessions=0):
     for index in range(extra_sessions):
         extra = session(study, f"{slug}-x{index}", minutes_ago=30, tasks_done=0)
         claim(extra, premises[2], status=ClaimStatus.OPEN, expires_in=-5)  # expired: not live
-    bonus(s1, pair, f"{bonuses.CATCH_TRIAL_REASON} in study {slug}", "1.00")
-    bonus(s2, pair, f"{bonuses.FOOLED_MODEL_REASON} (study {slug}, round 1)", "2.00", paid=True)
+    bonus(s1, pair, BonusCause.CATCH_TRIAL, "1.00")
+    bonus(s2, pair, BonusCause.FOOLED_MODEL, "2.00", paid=True)
     for premise, done in zip(premises, (0, 1, 3), strict=True):
         Premise.objects.filter(pk=premise.pk).update(writings_done=done)
     Premise.objects.filter(pk=other.pk).update(status=PremiseStatus.RETIRED)
@@ -320,7 +325,7 @@ def test_a_session_waiting_for_its_market_is_held_apart_and_a_refused_hold_in_no
         study, "waiting-s7", minutes_ago=2, tasks_done=2, held=(UNVOUCHED, "Not vouched for by the market yet: …")
     )
     StudySession.objects.filter(pk=waiting.pk).update(completed_at=timezone.now())
-    bonus(waiting, pair, f"{bonuses.CATCH_TRIAL_REASON} in study waiting", "0.50")
+    bonus(waiting, pair, BonusCause.CATCH_TRIAL, "0.50")
     figures = queries.overview(study)
     costs = figures["costs"]
     assert str(costs.task_money) == "3.00 GBP" and str(costs.held_task_money) == "6.00 GBP"

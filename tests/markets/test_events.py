@@ -70,7 +70,8 @@ def test_a_returned_submission_frees_its_claims_at_once_and_ends_the_visit(stand
     # Right after the webhook, another validator gets the freed places.
     assert claim_validation_batch(latecomer.worker, dataset=study.dataset) is not None
     holders[0].refresh_from_db()
-    assert holders[0].closed_at is not None and "returned on Prolific" in holders[0].closed_reason
+    assert holders[0].closed_at is not None and holders[0].ended_as == "returned"
+    assert holders[0].closed_reason == "returned on Prolific"
     # The others keep theirs.
     assert ValidationClaim.objects.filter(worker=holders[1].worker, status=ClaimStatus.OPEN).count() == 5
 
@@ -83,7 +84,8 @@ def test_timed_out_and_rejected_submissions_end_their_visits_too(standin, django
     assert post_hook(connection, returned(second, "REJECTED")).status_code == 200
     first.refresh_from_db()
     second.refresh_from_db()
-    assert "timed out" in first.closed_reason and "rejected" in second.closed_reason
+    assert (first.ended_as, first.closed_reason) == ("timed_out", "timed out on Prolific")
+    assert (second.ended_as, second.closed_reason) == ("rejected", "rejected on Prolific")
 
 
 def test_a_forged_webhook_is_refused_and_changes_nothing(standin, django_user_model):

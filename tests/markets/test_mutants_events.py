@@ -9,7 +9,7 @@ import pytest
 from cryptography.fernet import Fernet
 
 from corpus.models import Market
-from crowd.models import StudySession
+from crowd.models import SessionEnding, StudySession
 from markets import connections, events, reviews
 from markets.events import WebhookRefused
 from markets.models import ReviewState, SessionReview, WebhookDelivery
@@ -182,7 +182,7 @@ def test_a_returned_visit_is_ended_once_and_a_later_event_keeps_its_ending(stand
     assert first == f"Session {session.pk} returned on Prolific: closed, 0 claim(s) released."
     assert later == f"Session {session.pk} rejected on Prolific: closed, 0 claim(s) released."
     session.refresh_from_db()
-    assert (session.closed_at, session.closed_reason) == (ended_at, "returned on Prolific")
+    assert (session.closed_at, session.ended_as, session.closed_reason) == (ended_at, "returned", "returned on Prolific")
 
 
 def test_a_submission_event_without_a_status_or_a_submission_is_noted_as_such(standin, django_user_model):
@@ -236,8 +236,8 @@ def test_mturk_polling_confirms_approvals_closes_rejections_and_says_how_many(st
     assert reviews.approve_sessions(study, [approved.pk, also_approved.pk]).unanswered == 2
     assert reviews.reject_session(queued_rejection, "No work done.").unanswered == 1
     ended.closed_at = ended.started_at
-    ended.closed_reason = "returned"
-    ended.save(update_fields=["closed_at", "closed_reason"])
+    ended.ended_as, ended.closed_reason = SessionEnding.RETURNED, "returned"
+    ended.save(update_fields=["closed_at", "ended_as", "closed_reason"])
     for session in (approved, also_approved, queued_rejection):
         standin.assignments[session.external_session_id]["AssignmentStatus"] = "Approved"
     for session in (rejected, ended, waiting, other_hit):

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from corpus.models import Market, Worker
 from crowd.holds import decide_code_holds, hold
-from crowd.models import CodeHold, CodeHoldDecision, Study, StudySession
+from crowd.models import CodeHold, CodeHoldDecision, SessionEnding, Study, StudySession
 from markets import connections, selectors
 from markets.models import (
     BatchState,
@@ -28,7 +28,7 @@ from markets.models import (
     SessionReview,
 )
 from quality.guessers import GUESSER
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusCause, BonusEntry, BonusKind
 
 from .conftest import make_study
 
@@ -51,6 +51,7 @@ def visit(study: Study, name: str, *, complete: bool = True, closed: bool = Fals
         external_session_id=f"submission-{name}",
         completed_at=now if complete else None,
         closed_at=now if closed else None,
+        ended_as=SessionEnding.RETURNED if closed else "",
     )
 
 
@@ -62,6 +63,7 @@ def earned(study: Study, session: StudySession, amount: str) -> BonusEntry:
         study_session=session,
         amount=Decimal(amount),
         currency="GBP",
+        cause=BonusCause.CATCH_TRIAL,
         reason=f"Catch trial matched in study {study.slug}",
     )
 
@@ -89,6 +91,7 @@ def paid(row: BonusEntry) -> BonusEntry:
         study_session=row.study_session,
         amount=row.amount,
         currency=row.currency,
+        cause=BonusCause.OTHER,
         reason="Paid",
         pays=row,
     )
@@ -333,7 +336,7 @@ def test_the_panels_session_lists_stop_at_their_lengths():
     SessionReview.objects.bulk_create(
         [SessionReview(study_session=s, decision=ReviewDecision.APPROVE, state=ReviewState.SENT) for s in decided]
     )
-    sessions(workers[753:804], closed_at=now)
+    sessions(workers[753:804], closed_at=now, ended_as=SessionEnding.RETURNED)
 
     panel = selectors.panel(study)
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from audit.models import AuditEntry
 from corpus.models import Market, WorkerExclusion
 from crowd.holds import hold
-from crowd.models import CodeHoldDecision, StudySession
+from crowd.models import CodeHoldDecision, SessionEnding, StudySession
 from markets import reviews, selectors
 from markets.connections import ConnectionRefused
 from markets.models import MarketCall, ReviewDecision, ReviewState, SessionReview
@@ -191,8 +191,8 @@ def test_approving_without_naming_takes_only_complete_open_free_undecided_sessio
     )
     unfinished.completed_at = None
     unfinished.save(update_fields=["completed_at"])
-    closed.closed_at = timezone.now()
-    closed.save(update_fields=["closed_at"])
+    closed.closed_at, closed.ended_as = timezone.now(), SessionEnding.REJECTED
+    closed.save(update_fields=["closed_at", "ended_as"])
     held(code_held)
     WorkerExclusion.objects.create(worker=excluded.worker, team_id=study.dataset.team_id)
     standin.fail("reject", "500")

@@ -125,7 +125,7 @@ def test_an_erased_participants_open_visit_closes_and_its_held_tasks_go_back(cor
     erase_by_market_id("WRITER0001", team_id=default_team_id())
     session.refresh_from_db()
     claim.refresh_from_db()
-    assert session.closed_at is not None and "erased" in session.closed_reason
+    assert session.closed_at is not None and session.ended_as == "erased" and "erased" in session.closed_reason
     assert claim.status == ClaimStatus.RELEASED
 
 
