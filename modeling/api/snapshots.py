@@ -2,7 +2,7 @@
 
 import mimetypes
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from base.long_tasks import JobStatus
 from base.parsers import CheckedJSONParser
 from base.permissions import CREATE_SNAPSHOTS, researcher_with
 from corpus.models import LABELS_PER_PAIR, Split
+from modeling import refusals
 from modeling.models import NodeToken, Snapshot, SnapshotFile
 from modeling.snapshots.files import missing_message, open_snapshot_file
 from modeling.snapshots.format import MANIFEST_NAME
@@ -152,15 +153,6 @@ class SnapshotRequestSchema(serializers.Serializer[Any]):
     filters = SnapshotFiltersSchema(required=False)
 
 
-def _only_unknown_names(errors: Mapping[str, Sequence[object]]) -> bool:
-    """Whether a snapshot request's errors all say that a named dataset or genre does not exist."""
-    return bool(errors) and all(
-        key in ("datasets", "filters.genres", "filters.aggregation_run")
-        and all(str(m).startswith("unknown ") for m in messages)
-        for key, messages in errors.items()
-    )
-
-
 class SnapshotFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=JobStatus.choices)
 
@@ -198,7 +190,7 @@ class SnapshotViewSet(
         try:
             snapshot = create_snapshot(request.user, **incoming)
         except DjangoValidationError as exc:
-            if _only_unknown_names(exc.message_dict):  # well formed, but names what is not there
+            if refusals.codes(exc) == {refusals.NOT_FOUND}:  # well formed, but names what is not there
                 raise NotFound("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from exc
             raise ValidationError(exc.message_dict) from exc
         data = SnapshotSerializer(snapshot, context=self.get_serializer_context()).data

@@ -24,6 +24,7 @@ from base.api_strict import (
 )
 from base.parsers import CheckedJSONParser
 from base.permissions import LAUNCH_TRAINING, researcher_with
+from modeling import refusals
 from modeling.models import ModelKind, RunStatus, Snapshot, TrainingRun
 from modeling.training.config import BOUNDS
 from modeling.training.selectors import accuracy_check
@@ -120,24 +121,19 @@ class TrainingRunRequestSerializer(KnownFieldsSerializer):
         return config
 
 
-def _not_a_bad_request(errors: dict[str, list[str]]) -> Response | None:
-    """A refusal that is not about the request's form: the snapshot (or genre) named does not
-    exist (404), or the snapshot is not ready or lacks the genre (409). None: a 400 it is."""
-    if set(errors) == {"snapshot"}:
-        messages = errors["snapshot"]
-        code = (
-            status.HTTP_404_NOT_FOUND
-            if all(m.endswith("does not exist.") for m in messages)
-            else (status.HTTP_409_CONFLICT if all("not done" in m or "has no folder" in m for m in messages) else None)
-        )
-    elif set(errors) == {"config"} and all(
-        m.startswith(("unknown train_genre", "snapshot ", "genre ")) for m in errors["config"]
-    ):
-        code = status.HTTP_404_NOT_FOUND if errors["config"][0].startswith("unknown") else status.HTTP_409_CONFLICT
+def _not_a_bad_request(refused: LaunchRefused) -> Response | None:
+    """A refusal that is not about the request's form: what it names does not exist (404: a
+    snapshot, a train_genre), or is not ready for it (409: the snapshot not done, its files
+    missing, the genre left out or without training pairs). None: a 400 it is."""
+    found = refusals.codes(refused)
+    code: int
+    if found == {refusals.NOT_FOUND}:
+        code = status.HTTP_404_NOT_FOUND
+    elif found == {refusals.NOT_READY}:
+        code = status.HTTP_409_CONFLICT
     else:
-        code = None
-    if code is None:
         return None
+    errors = refused.message_dict
     return Response({"detail": " ".join(m for ms in errors.values() for m in ms), **errors}, status=code)
 
 
@@ -189,7 +185,7 @@ class TrainingRunViewSet(
         try:
             run = launch_training_run(user=request.user, **incoming)
         except LaunchRefused as refused:
-            answer = _not_a_bad_request(refused.message_dict)
+            answer = _not_a_bad_request(refused)
             if answer is not None:
                 return answer
             raise ValidationError(refused.message_dict) from refused

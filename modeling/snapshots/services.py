@@ -33,6 +33,7 @@ from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Pair, Split
 from modeling.datasheet import PROVENANCE_KEY, snapshot_provenance
 from modeling.models import Snapshot, SnapshotExclusion, SnapshotFile
+from modeling.refusals import missing
 from modeling.snapshots import extra_files as registered_extra_files
 from modeling.snapshots import files as stored_files
 from modeling.snapshots.extra_files import ExtraFiles
@@ -86,7 +87,7 @@ def normalize_request(
     user's team (`_team_of_request`), never another team's. Raises ValidationError naming every bad
     field, so the API and the command can say what to fix.
     """
-    errors: dict[str, str] = {}
+    errors: dict[str, str | ValidationError | list[ValidationError]] = {}
     datasets = datasets or []
     filters = dict(filters or {})
     if not isinstance(datasets, (list, tuple)) or not all(isinstance(d, str) for d in datasets):
@@ -95,13 +96,13 @@ def normalize_request(
     datasets = sorted(set(datasets))
     unknown = sorted(set(datasets) - set(Dataset.objects.filter(slug__in=datasets).values_list("slug", flat=True)))
     if unknown:
-        errors["datasets"] = f"unknown dataset(s): {', '.join(unknown)}"
+        errors["datasets"] = missing(f"unknown dataset(s): {', '.join(unknown)}")
     taken = datasets  # empty: every dataset there is, all of them the team's
     if not errors.get("datasets"):
         try:
             _, taken = _team_of_request(user, datasets)
         except ValidationError as refused:
-            errors["datasets"] = "; ".join(refused.message_dict["datasets"])
+            errors["datasets"] = refused.error_dict["datasets"]
 
     if not isinstance(filters, dict):
         errors["filters"] = "an object"
@@ -114,9 +115,9 @@ def normalize_request(
     if not isinstance(genres, list) or not all(isinstance(g, str) for g in genres):
         errors["filters.genres"] = "a list of genre slugs"
     else:
-        missing = sorted(set(genres) - set(Genre.objects.filter(slug__in=genres).values_list("slug", flat=True)))
-        if missing:
-            errors["filters.genres"] = f"unknown genre(s): {', '.join(missing)}"
+        unknown_genres = sorted(set(genres) - set(Genre.objects.filter(slug__in=genres).values_list("slug", flat=True)))
+        if unknown_genres:
+            errors["filters.genres"] = missing(f"unknown genre(s): {', '.join(unknown_genres)}")
         clean["genres"] = sorted(set(genres))
     splits = filters.get("splits", [])
     # Checked as text first: `[{}]` must be a 400, not a TypeError from set().
@@ -149,7 +150,7 @@ def normalize_request(
         if not isinstance(run_id, int) or isinstance(run_id, bool):
             errors["filters.aggregation_run"] = "the id of a finished aggregation run"
         elif run is None:
-            errors["filters.aggregation_run"] = f"unknown aggregation run {run_id}"
+            errors["filters.aggregation_run"] = missing(f"unknown aggregation run {run_id}")
         elif run.status != "done":
             errors["filters.aggregation_run"] = f"aggregation run {run_id} is {run.status}, not done"
         elif taken and run.dataset.slug not in taken:
@@ -226,7 +227,7 @@ def _team_of_request(user: Any, datasets: list[str]) -> tuple[int, list[str]]:
             found = dict(mine.filter(slug__in=datasets).values_list("slug", "team_id"))
             unknown = sorted(set(datasets) - set(found))
             if unknown:
-                raise ValidationError({"datasets": f"unknown dataset(s): {', '.join(unknown)}"})
+                raise ValidationError({"datasets": missing(f"unknown dataset(s): {', '.join(unknown)}")})
             if len(set(found.values())) > 1:
                 raise ValidationError({"datasets": "datasets of several teams: one snapshot holds one team's data"})
             team_id = next(iter(found.values()))
@@ -235,7 +236,7 @@ def _team_of_request(user: Any, datasets: list[str]) -> tuple[int, list[str]]:
             if len(teams) > 1:
                 raise ValidationError({"datasets": "name the datasets: you are in several teams"})
             if not teams:
-                raise ValidationError({"datasets": "unknown dataset(s): your teams have none"})
+                raise ValidationError({"datasets": missing("unknown dataset(s): your teams have none")})
             team_id = teams[0]
     if not datasets and Dataset.objects.exclude(team_id=team_id).exists():
         datasets = sorted(Dataset.objects.filter(team_id=team_id).values_list("slug", flat=True))

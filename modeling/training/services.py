@@ -32,6 +32,7 @@ from base.long_tasks import JobStatus
 from base.task_queue import enqueue
 from corpus.models import Genre
 from modeling.models import RunStatus, Snapshot, TrainingRun
+from modeling.refusals import missing, not_ready
 from modeling.snapshots import files as snapshot_files
 from modeling.snapshots.format import MANIFEST_NAME, TRAIN_FILE
 from teams import access
@@ -69,22 +70,24 @@ def parse_config_text(text: str | None) -> dict[str, Any]:
     return config
 
 
-def _snapshot_to_train_on(snapshot: Snapshot | int | str) -> tuple[Snapshot | None, str | None]:
+def _snapshot_to_train_on(snapshot: Snapshot | int | str) -> tuple[Snapshot | None, str | ValidationError | None]:
     """The done Snapshot named by a Snapshot, its id or the id as text; or the reason it cannot be used."""
     if not isinstance(snapshot, Snapshot):
         if isinstance(snapshot, bool) or not str(snapshot).strip().isdigit():
             return None, "Choose a snapshot to train on (its id)."
         found = Snapshot.objects.filter(pk=int(str(snapshot).strip())).first()
         if found is None:
-            return None, f"Snapshot {snapshot} does not exist."
+            return None, missing(f"Snapshot {snapshot} does not exist.")
         snapshot = found
     if snapshot.status != JobStatus.DONE:
-        return None, f"Snapshot {snapshot.pk} is {snapshot.status}, not done; wait for its export to finish."
+        return None, not_ready(f"Snapshot {snapshot.pk} is {snapshot.status}, not done; wait for its export to finish.")
     # Refused here, in words, rather than by a node after the queue. The storage is asked, not a
     # path of the exporting host: a done snapshot is readable from every host, all of it or none.
     train_size = snapshot_files.snapshot_file_size(snapshot, TRAIN_FILE)
     if train_size is None and not snapshot_files.snapshot_file_exists(snapshot, MANIFEST_NAME):
-        return None, f"Snapshot {snapshot.pk} cannot be trained on: {snapshot_files.missing_message(snapshot)}."
+        return None, not_ready(
+            f"Snapshot {snapshot.pk} cannot be trained on: {snapshot_files.missing_message(snapshot)}."
+        )
     if not train_size:
         return None, (
             f"Snapshot {snapshot.pk} has no training pairs (no train split): make a snapshot whose "
@@ -93,14 +96,14 @@ def _snapshot_to_train_on(snapshot: Snapshot | int | str) -> tuple[Snapshot | No
     return snapshot, None
 
 
-def _train_genre_problem(snapshot: Snapshot, genre: str) -> str | None:
+def _train_genre_problem(snapshot: Snapshot, genre: str) -> ValidationError | None:
     """Why training on one genre of this snapshot cannot work, or None: refused at launch, not
     discovered by a node after the queue."""
     known = dict(Genre.objects.values_list("slug", "name"))
     if genre not in known:
-        return f"unknown train_genre {genre!r}; genres: {', '.join(sorted(known))}"
+        return missing(f"unknown train_genre {genre!r}; genres: {', '.join(sorted(known))}")
     if snapshot.filters.get("genres") and genre not in snapshot.filters["genres"]:
-        return (
+        return not_ready(
             f"snapshot {snapshot.pk} leaves out genre {genre!r} (its genres: {', '.join(snapshot.filters['genres'])})"
         )
     needle = json.dumps({"genre": genre})[1:-1].encode()
@@ -114,7 +117,7 @@ def _train_genre_problem(snapshot: Snapshot, genre: str) -> str | None:
         with handle:
             mentioned = _stream_mentions(handle.chunks(SEARCH_BLOCK), needle)
     if not mentioned:
-        return f"genre {known[genre]!r} has no training pairs in snapshot {snapshot.pk}"
+        return not_ready(f"genre {known[genre]!r} has no training pairs in snapshot {snapshot.pk}")
     return None
 
 
@@ -148,7 +151,7 @@ def validate_launch(
 
     `config` is a dict or JSON text. Views, the API and commands only translate the error.
     """
-    errors: dict[str, str | list[str]] = {}
+    errors: dict[str, str | ValidationError | list[ValidationError]] = {}
     found, problem = _snapshot_to_train_on(snapshot)
     if problem:
         errors["snapshot"] = problem
@@ -161,7 +164,7 @@ def validate_launch(
                 config = parse_config_text(config)
             resolved = resolve_config(model, config)
         except LaunchRefused as refused:
-            errors.update(refused.message_dict)
+            errors.update(refused.error_dict)
         except ConfigError as error:
             errors["config"] = str(error)
     # With no errors the snapshot was found and the config resolved.
@@ -196,7 +199,7 @@ def launch_training_run(
         if named is None and str(snapshot).strip().isdigit():
             named = Snapshot.objects.filter(pk=int(str(snapshot).strip())).first()
         if named is not None and not access.may(user, named.team_id, access.RESEARCH):
-            raise LaunchRefused({"snapshot": f"Snapshot {snapshot} does not exist."})
+            raise LaunchRefused({"snapshot": missing(f"Snapshot {snapshot} does not exist.")})
     found, resolved = validate_launch(snapshot, model, config=config)
     reap_stale_runs()
     with transaction.atomic():

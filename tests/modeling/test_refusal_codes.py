@@ -1,0 +1,40 @@
+"""The API's 404 and 409 for a refused launch or snapshot come from the codes the services give
+their errors (`modeling.refusals`), never from the words: a message reworded keeps its answer, and
+words that read like "unknown" on an error of no code stay a 400."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from modeling import refusals
+from modeling.api.training_runs import _not_a_bad_request
+from modeling.training.services import LaunchRefused
+
+
+@pytest.mark.parametrize(
+    ("errors", "status"),
+    [
+        ({"snapshot": refusals.missing("No such snapshot here.")}, 404),
+        ({"config": refusals.missing("That genre is not one of ours.")}, 404),
+        ({"snapshot": refusals.not_ready("Snapshot 3 does not exist.")}, 409),
+        ({"config": refusals.not_ready("unknown train_genre 'x'")}, 409),
+        ({"snapshot": "Snapshot 3 does not exist."}, None),
+        ({"config": "unknown train_genre 'x'"}, None),
+        ({"snapshot": refusals.missing("gone"), "model": "Unknown model 'x'."}, None),
+        ({"snapshot": refusals.missing("gone"), "config": refusals.not_ready("left out")}, None),
+    ],
+    ids=["missing", "missing-genre", "not-ready", "not-ready-genre", "words-404", "words-genre", "with-a-400", "mixed"],
+)
+def test_a_launch_refusal_is_answered_by_its_errors_codes(errors, status):
+    answer = _not_a_bad_request(LaunchRefused(errors))
+    assert (answer.status_code if answer is not None else None) == status
+    if answer is not None:
+        assert answer.data["detail"] == " ".join(m for ms in LaunchRefused(errors).message_dict.values() for m in ms)
+
+
+def test_the_codes_of_a_refusal_are_read_from_every_field_and_from_a_plain_one():
+    assert refusals.codes(ValidationError({"a": refusals.missing("x"), "b": [refusals.not_ready("y")]})) == {
+        refusals.NOT_FOUND,
+        refusals.NOT_READY,
+    }
+    assert refusals.codes(refusals.missing("x")) == {refusals.NOT_FOUND}
+    assert refusals.codes(ValidationError("x")) == {None}
