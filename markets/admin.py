@@ -9,10 +9,10 @@ from .models import BonusBatch, BonusPayment, MarketCall, MarketConnection, Sess
 
 @admin.register(MarketConnection)
 class MarketConnectionAdmin(admin.ModelAdmin[MarketConnection]):
-    list_display = ["study", "market", "market_study_id", "hit_type_id", "mturk_live", "last_check"]
+    list_display = ["study", "market", "market_study_id", "hit_type_id", "mturk_live", "last_check_ok", "last_check"]
     # The sealed fields are never shown, not even sealed; the dashboard's form changes them.
     exclude = ["sealed_credentials", "sealed_webhook_secret"]
-    readonly_fields = ["webhook_key", "last_check", "last_checked_at"]
+    readonly_fields = ["webhook_key", "last_check_ok", "last_check", "last_checked_at"]
 
 
 @admin.register(MarketCall)

@@ -202,9 +202,9 @@ def test_connection(connection: MarketConnection, by: Any = None) -> tuple[bool,
         ok = True
     except (MarketError, SealingUnavailable) as error:
         ok, line = False, str(error)
-    connection.last_check = line[:300]
+    connection.last_check_ok, connection.last_check = ok, line[:300]
     connection.last_checked_at = _now()
-    connection.save(update_fields=["last_check", "last_checked_at", "updated_at"])
+    connection.save(update_fields=["last_check_ok", "last_check", "last_checked_at", "updated_at"])
     return ok, line
 
 

@@ -61,6 +61,9 @@ class MarketConnection(models.Model):
         blank=True,
         help_text="Prolific participant group / MTurk qualification type for excluded workers.",
     )
+    # The last test of the connection (markets.connections.test_connection): whether the market
+    # answered, and its one line.
+    last_check_ok = models.BooleanField(default=False)
     last_check = models.CharField(max_length=300, blank=True)
     last_checked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

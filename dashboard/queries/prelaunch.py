@@ -113,7 +113,7 @@ def _market(study: Study) -> list[Finding]:
         )
     if connection.last_checked_at is None:
         findings.append(Finding(WARN, "The market connection was never tested: test it on the markets page."))
-    elif not connection.last_check.startswith("Connected"):
+    elif not connection.last_check_ok:
         findings.append(Finding(BLOCK, f"The market could not be reached when last tested: {connection.last_check}"))
     return findings
 

@@ -164,6 +164,27 @@ def test_the_check_names_no_market_key_and_an_unreachable_market(settings):
     assert any("could not be reached" in what for what in blocks)
 
 
+@pytest.mark.parametrize(
+    ("ok", "line"), [(True, "Prolific answered: study ACTIVE."), (False, "Connected? no: refused.")]
+)
+def test_the_check_reads_whether_the_market_answered_not_the_words_of_its_line(settings, ok, line):
+    settings.MARKET_CREDENTIALS_KEY = "a key"
+    dataset = factories.dataset("ours", writings_per_premise=1)
+    factories.premise(dataset, factories.genre("fiction"), split="train")
+    study = writing_study(dataset)
+    MarketConnection.objects.create(
+        study=study,
+        market="prolific",
+        sealed_credentials="x",
+        webhook_key="k",
+        last_check_ok=ok,
+        last_check=line,
+        last_checked_at=timezone.now(),
+    )
+    unreachable = [what for what in levels(study, BLOCK) if "could not be reached" in what]
+    assert unreachable == ([] if ok else [f"The market could not be reached when last tested: {line}"])
+
+
 def test_the_check_blocks_a_qualified_study_without_a_test():
     dataset = factories.dataset("ours", writings_per_premise=1)
     factories.premise(dataset, factories.genre("fiction"), split="train")

@@ -457,6 +457,8 @@ def test_a_long_market_error_is_recorded_cut_to_what_the_call_keeps(plainer):
     failed = MarketCall.objects.get(action="test.study")
     assert failed.status_code == 404 and not failed.ok
     assert len(failed.error) == 300 and failed.error.startswith("Prolific does not know this (404): No such study.")
+    stored = MarketConnection.objects.get()
+    assert (stored.last_check_ok, stored.last_check) == (False, line[:300])
 
 
 # --- the connection's check --------------------------------------------------------------------
@@ -517,7 +519,7 @@ def test_the_check_keeps_its_line_cut_to_300_characters_and_when_it_ran(standin)
 
     stored = MarketConnection.objects.get()
     assert ok and len(line) > 300
-    assert stored.last_check == line[:300]
+    assert stored.last_check == line[:300] and stored.last_check_ok
     assert stored.last_checked_at is not None and before <= stored.last_checked_at <= timezone.now()
 
 

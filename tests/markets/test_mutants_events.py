@@ -182,7 +182,11 @@ def test_a_returned_visit_is_ended_once_and_a_later_event_keeps_its_ending(stand
     assert first == f"Session {session.pk} returned on Prolific: closed, 0 claim(s) released."
     assert later == f"Session {session.pk} rejected on Prolific: closed, 0 claim(s) released."
     session.refresh_from_db()
-    assert (session.closed_at, session.ended_as, session.closed_reason) == (ended_at, "returned", "returned on Prolific")
+    assert (session.closed_at, session.ended_as, session.closed_reason) == (
+        ended_at,
+        "returned",
+        "returned on Prolific",
+    )
 
 
 def test_a_submission_event_without_a_status_or_a_submission_is_noted_as_such(standin, django_user_model):
