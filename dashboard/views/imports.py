@@ -77,7 +77,7 @@ def imports(request: HttpRequest) -> HttpResponseBase:
             messages.success(
                 request,
                 f"{uploaded.name} is queued for import as #{queued.pk} into {queued.dataset.slug} (its row is below): "
-                f"{queries.waiting_text([job for job in running if not job.startswith(f'premise import #{queued.pk} ')])}.",
+                f"{queries.waiting_text(running)}.",
             )
         return redirect(_with_last_choices(request) if kind == "premises" else "dashboard:imports")
     among = _teams_datasets(request)
