@@ -394,7 +394,8 @@ def overview(of_study: Study) -> dict[str, Any]:
 
 # The endings a session's status names; a withdrawn or erased visit is "closed".
 MARKET_ENDINGS = {
-    ending.value: ending.label for ending in (SessionEnding.RETURNED, SessionEnding.TIMED_OUT, SessionEnding.REJECTED)
+    ending.value: str(ending.label)
+    for ending in (SessionEnding.RETURNED, SessionEnding.TIMED_OUT, SessionEnding.REJECTED)
 }
 
 

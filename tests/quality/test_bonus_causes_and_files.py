@@ -50,6 +50,7 @@ def test_each_writer_records_its_cause_and_a_paid_row_repeats_its_earned_rows(ma
         worker, session, traps[1], Decimal("2.00"), "Thank you", cause=BonusCause.FOOLED_MODEL
     )
     given = bonuses.give_discretionary_bonus(session, "0.50", "Careful work")
+    assert fooled is not None
     bonuses.mark_paid(study, [catch.pk, fooled.pk, given.pk])
 
     causes = {(row.kind, row.pays_id or row.pk): row.cause for row in BonusEntry.objects.filter(study=study)}

@@ -232,10 +232,11 @@ def test_the_ledger_refuses_a_second_bonus_for_the_same_catch_and_session(make_w
         "pair": trap,
         "amount": Decimal("1.00"),
         "currency": "USD",
+        "cause": BonusCause.CATCH_TRIAL,
         "reason": "catch",
     }
     BonusEntry.objects.create(**fields)
-    with pytest.raises(IntegrityError), transaction.atomic():
+    with pytest.raises(IntegrityError, match="one_bonus_per_worker_catch_session"), transaction.atomic():
         BonusEntry.objects.create(**fields)
 
 
