@@ -409,7 +409,14 @@ class BonusEntry(models.Model):
                 name="paid_rows_name_what_they_pay",
             ),
         ]
-        indexes = [models.Index(fields=["study", "kind"], name="bonus_study_kind")]
+        indexes = [
+            models.Index(fields=["study", "kind"], name="bonus_study_kind"),
+            # The bonus page lists a study's unpaid bonuses a page at a time in the ledger's order:
+            # walked in that order and stopped at the page's rows, not every earned bonus sorted.
+            models.Index(
+                fields=["study", "created_at", "id"], condition=models.Q(kind="earned"), name="bonus_earned_in_order"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.amount} {self.currency} to {self.worker_id}"
