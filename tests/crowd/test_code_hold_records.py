@@ -15,6 +15,7 @@ from crowd.holds import (
 )
 from crowd.models import CodeHold, CodeHoldDecision, StudySession
 from crowd.services import record_task_done
+from tests.migration_steps import migrated_back
 from tests.quality.test_catch_trials import make_study, session_for
 from tests.validation.validation_factories import make_dataset
 
@@ -99,18 +100,27 @@ def test_a_refused_hold_keeps_the_money_back_when_a_later_one_is_released(make_w
 
 
 def test_the_migration_makes_a_record_of_each_held_reason_with_its_kind_and_decision(make_worker, researcher):
-    from django.db import connection as db_connection
-    from django.db.migrations.executor import MigrationExecutor
-
     first = completing_session(make_worker, "m0")
     sessions = [first] + [session_for(first.study, make_worker(), f"m{number}") for number in range(1, 4)]
     before, after = [("crowd", "0032_code_holds")], [("crowd", "0034_code_hold_decisions_on_holds")]
-    # The test's transaction: foreign keys checked at once, so no pending check blocks an ALTER TABLE.
-    with db_connection.cursor() as cursor:
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    executor = MigrationExecutor(db_connection)
-    executor.migrate(before)
-    OldSession = executor.loader.project_state(before).apps.get_model("crowd", "StudySession")
+    with migrated_back(before, after) as old:
+        write_held_reasons(old.get_model("crowd", "StudySession"), sessions, researcher)
+
+    made = {
+        row.session_id: (row.kind, row.text[:10], row.decision, row.decided_by_id)
+        for row in CodeHold.objects.filter(session__in=sessions)
+    }
+    assert made == {
+        sessions[0].pk: (UNVOUCHED, "Not vouche", CodeHoldDecision.RELEASED, researcher.pk),
+        sessions[1].pk: ("deferred", "Deferred t", "", None),
+        sessions[2].pk: (hold_kinds.OTHER, "Why not", CodeHoldDecision.REFUSED, researcher.pk),
+    }
+    assert [payable(session) for session in sessions] == [True, False, False, True]
+
+
+def write_held_reasons(OldSession, sessions, researcher):
+    """The four sessions completed with a held reason and decision each, as they were kept before
+    the hold records."""
     now = timezone.now()
     for session, reason, decision in zip(
         sessions,
@@ -130,17 +140,3 @@ def test_the_migration_makes_a_record_of_each_held_reason_with_its_kind_and_deci
             code_hold_decided_at=now if decision else None,
             code_hold_decided_by_id=researcher.pk if decision else None,
         )
-    MigrationExecutor(db_connection).migrate(after)
-    executor = MigrationExecutor(db_connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-    made = {
-        row.session_id: (row.kind, row.text[:10], row.decision, row.decided_by_id)
-        for row in CodeHold.objects.filter(session__in=sessions)
-    }
-    assert made == {
-        sessions[0].pk: (UNVOUCHED, "Not vouche", CodeHoldDecision.RELEASED, researcher.pk),
-        sessions[1].pk: ("deferred", "Deferred t", "", None),
-        sessions[2].pk: (hold_kinds.OTHER, "Why not", CodeHoldDecision.REFUSED, researcher.pk),
-    }
-    assert [payable(session) for session in sessions] == [True, False, False, True]

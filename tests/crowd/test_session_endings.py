@@ -4,13 +4,12 @@ closed visit that does not say how, and the migration wrote it once for the visi
 
 import pytest
 from django.db import IntegrityError, transaction
-from django.db import connection as db_connection
-from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 from django.utils import timezone
 
 from crowd.models import SessionEnding, StudySession
 from dashboard.queries.study import session_funnel, session_rows
+from tests.migration_steps import migrated_back
 from tests.quality.test_catch_trials import make_study, session_for
 from tests.validation.validation_factories import make_dataset
 
@@ -70,18 +69,12 @@ def test_the_migration_reads_each_closed_visits_ending_from_its_words_once(make_
     ]
     visits = [session_for(study, make_worker(), f"M{number}") for number in range(len(words) + 1)]
     before, after = [("crowd", "0034_code_hold_decisions_on_holds")], [("crowd", "0035_session_endings")]
-    # The test's transaction: foreign keys checked at once, so no pending check blocks an ALTER TABLE.
-    with db_connection.cursor() as cursor:
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    executor = MigrationExecutor(db_connection)
-    executor.migrate(before)
-    OldSession = executor.loader.project_state(before).apps.get_model("crowd", "StudySession")
-    now = timezone.now()
-    for visit, reason in zip(visits, words, strict=False):
-        OldSession.objects.filter(pk=visit.pk).update(closed_at=now, closed_reason=reason)
-    MigrationExecutor(db_connection).migrate(after)
-    executor = MigrationExecutor(db_connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    with migrated_back(before, after) as old:
+        now = timezone.now()
+        for visit, reason in zip(visits, words, strict=False):
+            old.get_model("crowd", "StudySession").objects.filter(pk=visit.pk).update(
+                closed_at=now, closed_reason=reason
+            )
 
     ended = dict(StudySession.objects.filter(study=study).values_list("pk", "ended_as"))
     assert [ended[visit.pk] for visit in visits] == [
