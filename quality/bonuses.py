@@ -125,8 +125,8 @@ def payable(prefix: str = "") -> Q:
 
 
 def with_open_link_note(study: Study, reason: str) -> str:
-    """A bonus's reason, with why it is never paid where the study's link is open (its cause, read
-    from the reason's start, stays)."""
+    """A bonus's reason, with why it is never paid where the study's link is open, cut to the
+    ledger's 200 characters (the reason's own words first)."""
     if not study.open_link_unverified:
         return reason[:200]
     note = f" ({OPEN_LINK_NO_BONUS})"

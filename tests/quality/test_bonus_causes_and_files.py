@@ -62,6 +62,7 @@ def test_each_writer_records_its_cause_and_a_paid_row_repeats_its_earned_rows(ma
         ("paid", fooled.pk): "fooled_model",
         ("paid", given.pk): "other",
     }
+    assert catch.reason == f"{bonuses.CATCH_TRIAL_REASON} in study {study.slug}"
     assert bonuses.describe_causes({"fooled_model": 1, "catch_trial": 3}) == (
         "3 catch trials answered as the researchers did and 1 verified example that fooled the model"
     )
