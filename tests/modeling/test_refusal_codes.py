@@ -5,9 +5,11 @@ words that read like "unknown" on an error of no code stay a 400."""
 import pytest
 from django.core.exceptions import ValidationError
 
+from base.long_tasks import JobStatus
 from modeling import refusals
 from modeling.api.training_runs import _not_a_bad_request
-from modeling.training.services import LaunchRefused
+from modeling.models import Snapshot
+from modeling.training.services import LaunchRefused, validate_launch
 
 
 @pytest.mark.parametrize(
@@ -38,3 +40,19 @@ def test_the_codes_of_a_refusal_are_read_from_every_field_and_from_a_plain_one()
     }
     assert refusals.codes(refusals.missing("x")) == {refusals.NOT_FOUND}
     assert refusals.codes(ValidationError("x")) == {None}
+
+
+@pytest.mark.django_db
+def test_each_launch_refusal_about_the_snapshot_carries_its_code(settings, tmp_path):
+    settings.SNAPSHOT_DIR = str(tmp_path)
+    running = Snapshot.objects.create(datasets=[], status=JobStatus.RUNNING)
+    done_without_files = Snapshot.objects.create(datasets=[], status=JobStatus.DONE)
+    for named, code in (
+        (999_999, refusals.NOT_FOUND),
+        (running.pk, refusals.NOT_READY),
+        (done_without_files.pk, refusals.NOT_READY),
+        ("x", None),
+    ):
+        with pytest.raises(LaunchRefused) as refused:
+            validate_launch(named, "majority")
+        assert refusals.codes(refused.value) == {code}, named
