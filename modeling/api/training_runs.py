@@ -177,7 +177,9 @@ class TrainingRunViewSet(
         request=TrainingRunRequestSerializer,
         responses={
             202: TrainingRunSerializer,
-            409: OpenApiResponse(description="The snapshot is not done, or lacks the genre."),
+            409: OpenApiResponse(
+                description="The snapshot is not done, its files are missing from storage, or it lacks the genre."
+            ),
         },
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
