@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from consent import services as consent
 from crowd.models import SessionEnding, StudySession
 from dashboard.queries.study import session_funnel, session_rows
 from tests.migration_steps import migrated_back
@@ -33,10 +34,17 @@ def test_the_funnel_and_the_sessions_file_read_the_ending_not_the_closing_words(
         visit = session_for(study, make_worker(), f"S{number}")
         StudySession.objects.filter(pk=visit.pk).update(closed_at=now, ended_as=ending, closed_reason=words)
 
+    session_for(study, make_worker(), "S-arrived")
+    working = session_for(study, make_worker(), "S-working")
+    stranded = session_for(study, make_worker(), "S-stranded")
+    StudySession.objects.filter(pk=working.pk).update(tasks_done=1)
+    StudySession.objects.filter(pk=stranded.pk).update(tasks_done=1, stranded_at=now)
+
     funnel = session_funnel(study)
 
     assert (funnel["returned"], funnel["timed_out"], funnel["rejected"]) == (1, 1, 1)
-    assert statuses(study) == ["returned", "timed out", "rejected", "closed"]
+    assert (funnel["arrived"], funnel["started"], funnel["in_progress"], funnel["stranded"]) == (7, 2, 1, 1)
+    assert statuses(study) == ["returned", "timed out", "rejected", "closed", "arrived", "in progress", "stranded"]
 
 
 @pytest.mark.parametrize(
@@ -102,3 +110,25 @@ def test_the_admin_lists_visits_by_ending_and_closes_none_by_hand(admin_client, 
     form = admin_client.get(reverse("admin:crowd_studysession_change", args=[open_visit.pk])).context["adminform"]
     assert {"closed_at", "ended_as", "closed_reason"} <= set(form.readonly_fields)
     assert not {"closed_at", "ended_as", "closed_reason"} & set(form.form.fields)
+
+
+def test_a_withdrawal_closes_an_open_visit_once_and_keeps_the_ending_of_one_closed_before(make_worker):
+    study = make_study(make_dataset())
+    open_visit = session_for(study, make_worker(), "OPEN")
+    returned = session_for(study, make_worker(), "RETURNED")
+    closed_at = timezone.now()
+    StudySession.objects.filter(pk=returned.pk).update(
+        closed_at=closed_at, ended_as=SessionEnding.RETURNED, closed_reason="returned on Prolific"
+    )
+
+    first = consent.withdraw(open_visit)
+    again = consent.withdraw(open_visit)
+    consent.withdraw(returned)
+
+    assert again == first and first.market_note == "market not told: not a market participant"
+    ended = {row.pk: (row.ended_as, row.closed_reason) for row in StudySession.objects.filter(study=study)}
+    assert ended == {
+        open_visit.pk: ("withdrawn", consent.WITHDRAWN_REASON),
+        returned.pk: ("returned", "returned on Prolific"),
+    }
+    assert StudySession.objects.get(pk=returned.pk).closed_at == closed_at

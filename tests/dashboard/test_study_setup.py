@@ -241,3 +241,42 @@ def test_the_study_page_counts_what_is_left_in_the_pool_the_check_counts():
     for premise in dataset.premises.all():
         factories.pair(dataset, premise, ["entailment"], needs_validation=True)
     assert (what_is_left(validation)["items"], what_is_left(validation)["units"]) == (2, 8)
+
+
+def test_the_market_findings_in_their_words_and_levels(settings):
+    """No market: a warning naming the hand route; a connection never tested: a warning; no key to
+    read its credentials: a block; a market that answered its last test: nothing more."""
+    dataset = factories.dataset("ours", writings_per_premise=1)
+    factories.premise(dataset, factories.genre("fiction"), split="train")
+    study = writing_study(dataset)
+
+    def market_findings():
+        fresh = Study.objects.get(pk=study.pk)  # its connection read anew
+        found = [(finding.level, finding.what) for finding in launch_check(fresh) if finding.level in (WARN, BLOCK)]
+        return [(level, what) for level, what in found if "market" in what.lower()]
+
+    assert market_findings() == [
+        (
+            WARN,
+            "No market is connected: sessions are approved and bonuses paid by hand or from the bonus files "
+            "(connect it on the markets page).",
+        )
+    ]
+    settings.MARKET_CREDENTIALS_KEY = "a key"
+    connection = MarketConnection.objects.create(
+        study=study, market="prolific", sealed_credentials="x", webhook_key="k"
+    )
+    assert market_findings() == [
+        (WARN, "The market connection was never tested: test it on the markets page."),
+    ]
+    settings.MARKET_CREDENTIALS_KEY = "  "
+    MarketConnection.objects.filter(pk=connection.pk).update(last_check_ok=True, last_checked_at=timezone.now())
+    assert market_findings() == [
+        (
+            BLOCK,
+            "No market key: MARKET_CREDENTIALS_KEY is not set, so the server cannot read the market's "
+            "credentials (nothing can be approved or paid through it).",
+        )
+    ]
+    settings.MARKET_CREDENTIALS_KEY = "a key"
+    assert market_findings() == []

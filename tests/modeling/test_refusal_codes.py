@@ -23,14 +23,26 @@ from modeling.training.services import LaunchRefused, validate_launch
         ({"config": "unknown train_genre 'x'"}, None),
         ({"snapshot": refusals.missing("gone"), "model": "Unknown model 'x'."}, None),
         ({"snapshot": refusals.missing("gone"), "config": refusals.not_ready("left out")}, None),
+        ({"snapshot": refusals.not_ready("Not done."), "config": refusals.not_ready("No pairs.")}, 409),
     ],
-    ids=["missing", "missing-genre", "not-ready", "not-ready-genre", "words-404", "words-genre", "with-a-400", "mixed"],
+    ids=[
+        "missing",
+        "missing-genre",
+        "not-ready",
+        "not-ready-genre",
+        "words-404",
+        "words-genre",
+        "with-a-400",
+        "mixed",
+        "two-not-ready",
+    ],
 )
 def test_a_launch_refusal_is_answered_by_its_errors_codes(errors, status):
     answer = _not_a_bad_request(LaunchRefused(errors))
     assert (answer.status_code if answer is not None else None) == status
     if answer is not None:
-        assert answer.data["detail"] == " ".join(m for ms in LaunchRefused(errors).message_dict.values() for m in ms)
+        messages = [str(error.message) for error in errors.values()]
+        assert answer.data["detail"] == " ".join(messages)
 
 
 def test_the_codes_of_a_refusal_are_read_from_every_field_and_from_a_plain_one():
@@ -39,6 +51,7 @@ def test_the_codes_of_a_refusal_are_read_from_every_field_and_from_a_plain_one()
         refusals.NOT_READY,
     }
     assert refusals.codes(refusals.missing("x")) == {refusals.NOT_FOUND}
+    assert refusals.missing("Gone.").messages == ["Gone."] and refusals.not_ready("Later.").messages == ["Later."]
     assert refusals.codes(ValidationError("x")) == {None}
 
 
