@@ -103,10 +103,8 @@ def build(args):
 
 
 def run(args: argparse.Namespace) -> None:
-    from django.contrib.postgres.aggregates import StringAgg
     from django.db import connection
-    from django.db.models import Count, Sum, TextField
-    from django.db.models.functions import MD5, Cast
+    from django.db.models import Count, Sum
     from django.test.utils import CaptureQueriesContext
 
     from quality import bonuses
@@ -127,7 +125,7 @@ def run(args: argparse.Namespace) -> None:
                 **by,
                 bonuses=Count("pk"),
                 amount=Sum("amount"),
-                ids_md5=MD5(StringAgg(Cast("pk", TextField()), ",", order_by="pk")),
+                ids_hash=Sum(bonuses.IdHash("pk")),
             )
             .values_list(
                 "worker_id",
@@ -139,15 +137,15 @@ def run(args: argparse.Namespace) -> None:
                 "cause_read" if by else "cause",
                 "bonuses",
                 "amount",
-                "ids_md5",
+                "ids_hash",
             )
         )
 
     def compared(rows):
-        return sorted((row[4], row[6], row[7], row[8], row[9]) for row in rows)
+        return sorted((row[4], row[6], row[7], row[8], str(int(row[9]))) for row in rows)
 
     def by_column(entries):
-        return sorted((g.session_id, g.cause_key, g.bonuses, g.amount, g.ids_md5) for g in column(entries))
+        return sorted((g.session_id, g.cause_key, g.bonuses, g.amount, g.ids_hash) for g in column(entries))
 
     def costs_from_words():
         return sorted(

@@ -8,10 +8,21 @@ from django.db.models import Count, Max, Q, QuerySet, Sum
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, StudySession
 from quality import bonuses
+from quality.bonus_lines import UnpaidGroup
 from quality.models import BonusEntry, BonusKind
 
 from .answers import settled_after
-from .models import IN_FLIGHT, BatchState, BonusBatch, MarketCall, MarketConnection, Payer, PaymentState, ReviewState
+from .models import (
+    IN_FLIGHT,
+    BatchState,
+    BonusBatch,
+    BonusPayment,
+    MarketCall,
+    MarketConnection,
+    Payer,
+    PaymentState,
+    ReviewState,
+)
 
 RECENT_CALLS = 20
 
@@ -71,23 +82,36 @@ def machine_figures(study: Study, *, connected: bool | None = None) -> dict[str,
     """Count and amount of the study's bonuses in each state of the payment machine, by the one
     rule: owed (no payer holds it), in flight (claimed or sent, by the API or a downloaded file),
     set aside, paid (the ledger). A study without a connection has owed and paid only (`connected`:
-    whether it has one, when the caller knows)."""
+    whether it has one, when the caller knows). The unpaid and paid money is the ledger's tally's;
+    only the bonuses a payer holds are read one by one."""
     if connected is None:
         connected = MarketConnection.objects.filter(study=study).exists()
+    tallied = bonuses.tallied_figures(study)
     if not connected:
         return {
-            "owed": _figure(bonuses.unpaid(study)),
+            "owed": tallied["unpaid"],
             "in_flight": _figure(BonusEntry.objects.none()),
             "aside": _figure(BonusEntry.objects.none()),
-            "paid": _figure(paid_entries(study)),
+            "paid": tallied["paid"],
         }
-    in_flight = in_flight_entries(study)
+    held = _figure(held_by_payers(study))
     return {
-        "owed": _figure(owed_entries(study)),
-        "in_flight": _figure(in_flight),
+        "owed": {"n": tallied["unpaid"]["n"] - held["n"], "total": tallied["unpaid"]["total"] - held["total"]},
+        "in_flight": _figure(in_flight_entries(study)),
         "aside": _figure(set_aside(study)),
-        "paid": _figure(paid_entries(study)),
+        "paid": tallied["paid"],
     }
+
+
+HELD = tuple(state for state in PaymentState if state != PaymentState.RELEASED)
+
+
+def held_by_payers(study: Study) -> QuerySet[BonusEntry]:
+    """The study's unpaid, payable bonuses a payer holds (claimed, sent, unsure or set aside): the
+    ones `owed_entries` leaves out, found from the study's connection's payments in those states (an
+    index of theirs), not from the study's every unpaid bonus."""
+    held = BonusPayment.objects.filter(connection__study=study, state__in=HELD).values("earned_id")
+    return bonuses.unpaid(study).filter(pk__in=held)
 
 
 def confirmable_by_hand(study: Study, connected: bool | None = None) -> QuerySet[BonusEntry]:
@@ -99,29 +123,39 @@ def confirmable_by_hand(study: Study, connected: bool | None = None) -> QuerySet
         connected = MarketConnection.objects.filter(study=study).exists()
     if not connected:
         return bonuses.unpaid(study)
-    return bonuses.unpaid(study).filter(
+    return bonuses.unpaid(study).filter(_confirmable_when_connected())
+
+
+def _confirmable_when_connected() -> Q:
+    return (
         free_of_payers()
         | Q(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.SENT)
         | Q(market_payment__state=PaymentState.ASIDE)
     )
 
 
+def confirmable_groups(study: Study, connected: bool) -> list[UnpaidGroup]:
+    """`confirmable_by_hand` per worker, session and cause (`quality.bonuses.tallied_groups`): the
+    tally's groups less the held bonuses no researcher may mark paid, read one by one."""
+    if not connected:
+        return bonuses.tallied_groups(study)
+    return bonuses.tallied_groups(study, less=held_by_payers(study).exclude(_confirmable_when_connected()))
+
+
 def bonus_page_money(study: Study) -> dict[str, Any]:
     """The bonus page's money by the one rule: what may be confirmed by hand (owed, sent by a
-    downloaded file, or set aside), what the API payer holds, what files sent, what was set aside,
-    and the machine's figures (owed, in flight, set aside, paid)."""
+    downloaded file, or set aside) as rows and as groups, what the API payer holds, what files sent,
+    what was set aside, and the machine's figures (owed, in flight, set aside, paid)."""
     connected = MarketConnection.objects.filter(study=study).exists()
     figures = machine_figures(study, connected=connected)
-    if not connected:
-        return {
-            "confirmable": confirmable_by_hand(study, connected),
-            "api": [],
-            "files": [],
-            "aside": [],
-            "figures": figures,
-        }
-    return {
+    confirmable = {
         "confirmable": confirmable_by_hand(study, connected),
+        "confirmable_groups": confirmable_groups(study, connected),
+    }
+    if not connected:
+        return {**confirmable, "api": [], "files": [], "aside": [], "figures": figures}
+    return {
+        **confirmable,
         "api": list(held_by_the_api(study)),
         "files": list(held_by_files(study)),
         "aside": list(set_aside(study).select_related("market_payment")),
@@ -151,11 +185,8 @@ def panel(study: Study) -> dict[str, Any]:
     unsure_reviews = complete.filter(market_review__state=ReviewState.SENT).count()
     closed = list(StudySession.objects.filter(study=study, closed_at__isnull=False).select_related("worker")[:50])
     # The machine's figures by the one rule: owed (what a payer would take), in flight, paid.
-    money = {
-        "owed": _figure(owed_entries(study)),
-        "in_flight": _figure(in_flight_entries(study)),
-        "paid": _figure(paid_entries(study)),
-    }
+    figures = machine_figures(study, connected=connection is not None)
+    money = {state: figures[state] for state in ("owed", "in_flight", "paid")}
     return {
         "connection": connection,
         "to_approve": to_approve,

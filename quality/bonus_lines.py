@@ -4,9 +4,9 @@
   `BonusEntry`'s), in one statement; `LinesPage` hands a paginator those rows a page at a time,
   the page's bonuses found on the bonus rows before their workers, users and pairs are joined.
 - `UnpaidGroup`: a worker's bonuses of one session and cause, summed, with the columns the
-  market-file rules (`quality.bonuses.file_of`) read and the MD5 of the group's ids
-  (`quality.bonuses.unpaid_groups` reads them in one statement); the page's summaries are made of
-  these.
+  market-file rules (`quality.bonuses.file_of`) read and a hash of the group's ids
+  (`quality.bonuses.unpaid_groups` sums a study's bonuses so; `quality.bonuses.tallied_groups` reads
+  the ledger's tally); the page's summaries are made of these.
 - `listed_bonuses`: how many bonuses the groups hold, their sum, and a fingerprint of their ids;
   the pay form carries the fingerprint instead of every id, and the server pays the list only
   while its fingerprint is unchanged (`markets.hand_payments.mark_listed_paid_by_hand`).
@@ -127,8 +127,8 @@ class LinesPage(Sequence[UnpaidLine]):
 @dataclass(frozen=True)
 class UnpaidGroup:
     """A worker's unpaid bonuses of one session and one cause (`quality.bonuses.CAUSES`' key): how
-    many, their sum and the MD5 of their ids in order, with the columns the market-file rules read,
-    named as a bonus's."""
+    many, their sum and `ids_hash` of their ids, with the columns the market-file rules read, named
+    as a bonus's."""
 
     worker_id: int
     worker: WorkerLine
@@ -137,19 +137,26 @@ class UnpaidGroup:
     cause_key: str
     bonuses: int
     amount: Decimal
-    ids_md5: str
+    ids_hash: str
 
 
-def ids_md5(ids: Iterable[int]) -> str:
-    """The MD5 of these ids in order, comma-joined: what `quality.bonuses.unpaid_groups` reads of a
-    group in SQL."""
-    return hashlib.md5(",".join(str(pk) for pk in sorted(ids)).encode()).hexdigest()
+def id_hash(pk: int) -> int:
+    """An id's hash: the first 60 bits of the MD5 of its decimal digits (the ledger's tally computes
+    the same in SQL, `quality.models.BonusTally`)."""
+    return int(hashlib.md5(str(pk).encode()).hexdigest()[:15], 16)
+
+
+def ids_hash(ids: Iterable[int]) -> str:
+    """The sum of these ids' hashes, in decimal digits: a set's hash that a tally can keep, adding an
+    id's hash when a bonus is earned and taking it away when it is paid. Two different sets of ids
+    have the same sum only by a coincidence of 60-bit hashes."""
+    return str(sum(id_hash(pk) for pk in ids))
 
 
 @dataclass(frozen=True)
 class ListedBonuses:
     """A list of bonuses as the pay form names it: how many, their sum, and `fingerprint`, the MD5
-    of its groups' keys and ids' MD5s in order (that of no group for an empty list)."""
+    of its groups' keys and ids' hashes in order (that of no group for an empty list)."""
 
     count: int
     amount: Decimal
@@ -163,7 +170,7 @@ def listed_bonuses(groups: Iterable[UnpaidGroup]) -> ListedBonuses:
     return ListedBonuses(
         sum(group.bonuses for group in kept),
         sum((group.amount for group in kept), Decimal(0)),
-        fingerprint((group.session_id, group.cause_key, group.ids_md5) for group in kept),
+        fingerprint((group.session_id, group.cause_key, group.ids_hash) for group in kept),
     )
 
 
@@ -178,12 +185,12 @@ def listed_rows(rows: Iterable[tuple[int, int, str, Decimal]]) -> ListedBonuses:
     return ListedBonuses(
         sum(len(ids) for ids in by_group.values()),
         amount,
-        fingerprint((session_id, cause_key, ids_md5(ids)) for (session_id, cause_key), ids in by_group.items()),
+        fingerprint((session_id, cause_key, ids_hash(ids)) for (session_id, cause_key), ids in by_group.items()),
     )
 
 
 def fingerprint(groups: Iterable[tuple[int, str, str]]) -> str:
-    """The MD5 of the groups (session id, cause key, their ids' MD5), one line each, in order."""
+    """The MD5 of the groups (session id, cause key, their ids' hash), one line each, in order."""
     return hashlib.md5(
         "\n".join(f"{session} {cause} {ids}" for session, cause, ids in sorted(groups)).encode()
     ).hexdigest()

@@ -12,6 +12,7 @@ list a study's unpaid, payable earned rows: Prolific's bulk-bonus lines, MTurk's
 lines, and who is in neither and why (`market_accounts`): every unpaid bonus is in exactly one.
 """
 
+import dataclasses
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,10 +20,9 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.contrib.postgres.aggregates import StringAgg
 from django.db import connection, transaction
-from django.db.models import Count, DecimalField, Q, QuerySet, Sum, TextField, Value
-from django.db.models.functions import MD5, Cast, Coalesce
+from django.db.models import Count, DecimalField, F, Func, Q, QuerySet, Sum, Value
+from django.db.models.functions import Coalesce
 
 from audit import services as audit
 from base import spreadsheet_safe
@@ -31,9 +31,9 @@ from corpus.models import Market, Pair, Worker
 from crowd.holds import OPEN_LINK_NO_BONUS, bonus_may_go, hold_refused, hold_waits
 from crowd.models import Study, StudySession
 
-from .bonus_lines import SessionLine, UnpaidGroup, WorkerLine, ids_md5
+from .bonus_lines import SessionLine, UnpaidGroup, WorkerLine, ids_hash
 from .flags import WorkerFlag
-from .models import BonusCause, BonusEntry, BonusKind
+from .models import BonusCause, BonusEntry, BonusKind, BonusTally
 from .selectors import catch_figures, guesser_evidence_by_worker
 from .sequential import catch_only_flag
 
@@ -236,9 +236,6 @@ def _zero() -> Value:
     return Value(Decimal("0"), output_field=DecimalField(max_digits=12, decimal_places=2))
 
 
-_unpaid_earned = Q(kind=BonusKind.EARNED, payment__isnull=True)
-
-
 @dataclass(frozen=True)
 class CatchStanding:
     """A worker's catch-trial answers (of a study): seen, matched, and the catch-only flag judged
@@ -264,27 +261,32 @@ def catch_standings(study: Study | None = None) -> dict[int, CatchStanding]:
     }
 
 
+def worker_money(study: Study | None = None) -> dict[int, Mapping[str, Any]]:
+    """{worker id: {"worker_id", "earned", "paid", "held", "refused"}} of the study (of every study
+    without one), from the ledger's tally in one grouped statement: held is unpaid and waiting for a
+    held code's decision, refused unpaid with a refused code."""
+    tallies = BonusTally.objects.all() if study is None else BonusTally.objects.filter(study=study)
+    unpaid = F("earned_amount") - F("paid_amount")
+    return {
+        row["worker_id"]: row
+        for row in tallies.values("worker_id")
+        .annotate(
+            earned=Sum("earned_amount"),
+            paid=Sum("paid_amount"),
+            held=Coalesce(Sum(unpaid, filter=hold_waits("study_session__")), _zero()),
+            refused=Coalesce(Sum(unpaid, filter=hold_refused("study_session__")), _zero()),
+        )
+        .order_by()
+    }
+
+
 def worker_totals(
     study: Study | None = None, standings: Mapping[int, CatchStanding] | None = None
 ) -> list[dict[str, Any]]:
     """Per worker: catch trials seen and matched, accuracy, bonus earned, paid and unpaid. The money
-    is read now, from the ledger (one grouped read, and the workers); the catch figures are
+    is read now, from the ledger's tally (one grouped read, and the workers); the catch figures are
     `standings` where the caller kept them (`catch_standings`), else read now too."""
-    entries = BonusEntry.objects.all()
-    if study is not None:
-        entries = entries.filter(study=study)
-    money_rows = {
-        row["worker_id"]: row
-        for row in entries.values("worker_id")
-        .annotate(
-            earned=Coalesce(Sum("amount", filter=Q(kind=BonusKind.EARNED)), _zero()),
-            paid=Coalesce(Sum("amount", filter=Q(kind=BonusKind.PAID)), _zero()),
-            # Unpaid and not payable: waiting for a held code's decision, or refused with it.
-            held=Coalesce(Sum("amount", filter=_unpaid_earned & hold_waits("study_session__")), _zero()),
-            refused=Coalesce(Sum("amount", filter=_unpaid_earned & hold_refused("study_session__")), _zero()),
-        )
-        .order_by()
-    }
+    money_rows = worker_money(study)
     if standings is None:
         standings = catch_standings(study)
     ids = set(money_rows) | set(standings)
@@ -318,6 +320,22 @@ def worker_totals(
     return rows
 
 
+def tallied_figures(study: Study) -> dict[str, dict[str, Any]]:
+    """The study's unpaid payable bonuses (`unpaid`) and paid ones, as {"unpaid": {"n", "total"},
+    "paid": {"n", "total"}}, from the ledger's tally in one statement."""
+    unpaid_group = Q(earned_count__gt=F("paid_count")) & payable()
+    row = BonusTally.objects.filter(study=study).aggregate(
+        unpaid_n=Coalesce(Sum(F("earned_count") - F("paid_count"), filter=unpaid_group), 0),
+        unpaid_total=Coalesce(Sum(F("earned_amount") - F("paid_amount"), filter=unpaid_group), _zero()),
+        paid_n=Coalesce(Sum("paid_count"), 0),
+        paid_total=Coalesce(Sum("paid_amount"), _zero()),
+    )
+    return {
+        "unpaid": {"n": row["unpaid_n"], "total": row["unpaid_total"]},
+        "paid": {"n": row["paid_n"], "total": row["paid_total"]},
+    }
+
+
 def study_summaries() -> list[Study]:
     """Per study with any bonus: unpaid (payable) count and amount, held back (a held code waits)
     count and amount, earned and paid totals (one query)."""
@@ -327,21 +345,21 @@ def study_summaries() -> list[Study]:
 
 
 def _study_summaries_queryset() -> QuerySet[Study]:
-    unpaid_earned = Q(bonus_entries__kind=BonusKind.EARNED, bonus_entries__payment__isnull=True)
-    owed = unpaid_earned & payable("bonus_entries__")
-    waits = unpaid_earned & hold_waits("bonus_entries__study_session__")
+    # From the ledger's tally: a row per session and cause, not one per bonus.
+    owed = Q(bonus_tallies__earned_count__gt=F("bonus_tallies__paid_count")) & payable("bonus_tallies__")
+    waits = hold_waits("bonus_tallies__study_session__")
+    unpaid_count = F("bonus_tallies__earned_count") - F("bonus_tallies__paid_count")
+    unpaid_amount = F("bonus_tallies__earned_amount") - F("bonus_tallies__paid_amount")
     return (
-        Study.objects.filter(bonus_entries__isnull=False)
+        Study.objects.filter(bonus_tallies__isnull=False)
         .distinct()
         .annotate(
-            unpaid_count=Count("bonus_entries", filter=owed),
-            unpaid_amount=Coalesce(Sum("bonus_entries__amount", filter=owed), _zero()),
-            held_count=Count("bonus_entries", filter=waits),
-            held_amount=Coalesce(Sum("bonus_entries__amount", filter=waits), _zero()),
-            earned_amount=Coalesce(
-                Sum("bonus_entries__amount", filter=Q(bonus_entries__kind=BonusKind.EARNED)), _zero()
-            ),
-            paid_amount=Coalesce(Sum("bonus_entries__amount", filter=Q(bonus_entries__kind=BonusKind.PAID)), _zero()),
+            unpaid_count=Coalesce(Sum(unpaid_count, filter=owed), 0),
+            unpaid_amount=Coalesce(Sum(unpaid_amount, filter=owed), _zero()),
+            held_count=Coalesce(Sum(unpaid_count, filter=waits), 0),
+            held_amount=Coalesce(Sum(unpaid_amount, filter=waits), _zero()),
+            earned_amount=Coalesce(Sum("bonus_tallies__earned_amount"), _zero()),
+            paid_amount=Coalesce(Sum("bonus_tallies__paid_amount"), _zero()),
         )
         .order_by("slug")
     )
@@ -426,31 +444,82 @@ class MarketAccount:
         self.amount += group.amount
 
 
+class IdHash(Func):
+    """`quality.bonus_lines.id_hash` of an id, in SQL (the ledger's tally's triggers compute the same)."""
+
+    template = "('x' || left(md5((%(expressions)s)::text), 15))::bit(60)::bigint::numeric"
+    output_field = DecimalField(max_digits=40, decimal_places=0)
+
+
 def unpaid_groups(entries: QuerySet[BonusEntry]) -> list[UnpaidGroup]:
     """`entries` summed per worker, session and cause, with the columns the file rules read, in one
-    statement: what the page's summaries of a study's unpaid bonuses are made of, as many rows as
-    the study has workers' sessions, whatever the number of bonuses."""
+    statement: as many rows as the bonuses' workers' sessions, whatever the number of bonuses (it
+    reads every bonus of `entries`, where `tallied_groups` reads the ledger's tally)."""
     grouped = (
         entries.order_by()
         .values("worker_id", "study_session_id", "cause")
-        .annotate(
-            bonuses=Count("pk"),
-            amount=Sum("amount"),
-            ids_md5=MD5(StringAgg(Cast("pk", TextField()), ",", order_by="pk")),
-        )
-        .values_list("worker_id", "study_session_id", "cause", "bonuses", "amount", "ids_md5")
+        .annotate(bonuses=Count("pk"), amount=Sum("amount"), ids_hash=Sum(IdHash("pk")))
+        .values_list("worker_id", "study_session_id", "cause", "bonuses", "amount", "ids_hash")
     )
+    return _with_their_lines(grouped)
+
+
+def tallied_groups(study: Study, *, less: QuerySet[BonusEntry] | None = None) -> list[UnpaidGroup]:
+    """The study's unpaid, payable bonuses (`unpaid`) per worker, session and cause, read from the
+    ledger's tally: one row per group, whatever the number of bonuses. `less`: bonuses of that set
+    to leave out (those a payer holds, say), read one by one and taken from their groups' counts,
+    sums and hashes; a group left empty is dropped."""
+    tallies = (
+        BonusTally.objects.filter(study=study, earned_count__gt=F("paid_count"))
+        .filter(payable())
+        .order_by()
+        # Summed across currencies, as a study's rows are (the tally keeps each currency apart).
+        .values("worker_id", "study_session_id", "cause")
+        .annotate(
+            bonuses=Sum(F("earned_count") - F("paid_count")),
+            amount=Sum(F("earned_amount") - F("paid_amount")),
+            ids_hash=Sum("unpaid_ids_hash"),
+        )
+        .values_list("worker_id", "study_session_id", "cause", "bonuses", "amount", "ids_hash")
+    )
+    groups = _with_their_lines(tallies)
+    if less is None:
+        return groups
+    taken = {(g.session_id, g.cause_key): g for g in unpaid_groups(less)}
+    if not taken:
+        return groups
+    kept = []
+    for group in groups:
+        gone = taken.get((group.session_id, group.cause_key))
+        if gone is None:
+            kept.append(group)
+        elif gone.bonuses < group.bonuses:
+            kept.append(
+                dataclasses.replace(
+                    group,
+                    bonuses=group.bonuses - gone.bonuses,
+                    amount=group.amount - gone.amount,
+                    ids_hash=str(int(group.ids_hash) - int(gone.ids_hash)),
+                )
+            )
+    return kept
+
+
+def _with_their_lines(grouped: QuerySet[Any, Any]) -> list[UnpaidGroup]:
+    """Groups read as (worker id, session id, cause, bonuses, amount, ids' hash), each joined to its
+    worker's and session's columns in the same statement, ordered by worker, session and cause."""
     sql, params = grouped.query.sql_with_params()
-    # Summed on the bonus rows alone, then each group joined to its worker's and session's columns:
-    # the sort is by three narrow keys and the joins are once a group, not once a bonus.
+    # The groups first, then each joined to its worker's and session's columns: the joins are once
+    # a group, not once a bonus.
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT g.worker_id, w.external_id, u.username, w.market, g.session_id, s.external_session_id, "
-            "g.cause, g.bonuses, g.amount, g.ids_md5 "
-            f"FROM ({sql}) AS g (worker_id, session_id, cause, bonuses, amount, ids_md5) "
+            "g.cause, g.bonuses, g.amount, g.ids_hash "
+            f"FROM ({sql}) AS g (worker_id, session_id, cause, bonuses, amount, ids_hash) "
             f"JOIN {Worker._meta.db_table} w ON w.id = g.worker_id "
             f"JOIN {User._meta.db_table} u ON u.id = w.user_id "
-            f"JOIN {StudySession._meta.db_table} s ON s.id = g.session_id",
+            f"JOIN {StudySession._meta.db_table} s ON s.id = g.session_id "
+            "ORDER BY g.worker_id, g.session_id, g.cause",
             params,
         )
         rows = cursor.fetchall()
@@ -460,9 +529,12 @@ def unpaid_groups(entries: QuerySet[BonusEntry]) -> list[UnpaidGroup]:
             WorkerLine(worker_id, external_id, username, market),
             session_id,
             SessionLine(external_session_id or ""),
-            *rest,
+            cause,
+            bonuses,
+            amount,
+            str(int(hashed)),
         )
-        for worker_id, external_id, username, market, session_id, external_session_id, *rest in rows
+        for worker_id, external_id, username, market, session_id, external_session_id, cause, bonuses, amount, hashed in rows
     ]
 
 
@@ -479,7 +551,7 @@ def as_groups(entries: Iterable[BonusEntry]) -> list[UnpaidGroup]:
             entry.cause,
             1,
             entry.amount,
-            ids_md5([entry.pk]),
+            ids_hash([entry.pk]),
         )
         for entry in entries
     ]

@@ -430,6 +430,41 @@ class BonusEntry(models.Model):
         raise LedgerIsAppendOnly("Bonus ledger rows are never deleted.")
 
 
+class BonusTally(models.Model):
+    """The ledger summed per study, session, worker, cause and currency: earned and paid bonuses, and
+    a sum of hashes of the unpaid ones' ids (`quality.bonus_lines.ids_hash`). Kept by triggers on the
+    ledger (PostgreSQL), so the bonus page's figures and groups read a row per session and cause,
+    not one per bonus. Never written by the application."""
+
+    # The ledger's own keys guard these; the unique constraint, led by the study, is the one index.
+    study = models.ForeignKey(
+        "crowd.Study", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="bonus_tallies"
+    )
+    study_session = models.ForeignKey(
+        "crowd.StudySession", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    worker = models.ForeignKey(
+        "corpus.Worker", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    cause = models.CharField(max_length=12, choices=BonusCause.choices)
+    currency = models.CharField(max_length=3)
+    earned_count = models.IntegerField()
+    earned_amount = models.DecimalField(max_digits=14, decimal_places=2)
+    paid_count = models.IntegerField()
+    paid_amount = models.DecimalField(max_digits=14, decimal_places=2)
+    unpaid_ids_hash = models.DecimalField(max_digits=40, decimal_places=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "study_session", "worker", "cause", "currency"], name="one_bonus_tally_per_group"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}/{self.study_session_id} {self.cause}: {self.earned_count - self.paid_count} unpaid"
+
+
 class WorkerFlagScope(models.Model):
     """When the workers' figures and flags of one scope (`corpus.scope.Scope.datasets_key`: every
     dataset, one dataset, a group of teams' datasets) were last computed: the pages say "flags as

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, DecimalField, OuterRef, Q, Subquery, Sum, Value
+from django.db.models import Count, DecimalField, F, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from collection.models import HypothesisTally
@@ -26,7 +26,7 @@ from corpus.tallies import scoped, summed
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, TaskKind
 from quality.bonuses import payable
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusTally
 from validation import cost_tally, credits
 from validation.models import BoughtLabelTally, CreditedPairTally
 
@@ -177,15 +177,17 @@ def _studies(scope: Scope) -> dict[int, StudyCost]:
         tasks=Coalesce(Sum("sessions__tasks_done", filter=money_may_go("sessions__")), 0),
         held_tasks=Coalesce(Sum("sessions__tasks_done", filter=hold_waits("sessions__")), 0),
     )
-    entries = BonusEntry.objects.all()
     studies = scope.filter(studies)
-    entries = scope.filter(entries, via="study__dataset")
+    # From the ledger's tally: a row per session, cause and currency, not one per bonus.
+    tallies = scope.filter(BonusTally.objects.all(), via="study__dataset")
+    zero = Value(Decimal("0"), output_field=DecimalField(max_digits=14, decimal_places=2))
+    unpaid = F("earned_amount") - F("paid_amount")
     bonuses = (
-        entries.values("study_id", "currency")
+        tallies.values("study_id", "currency")
         .annotate(
-            paid=sum_of_amounts(Q(kind=BonusKind.PAID)),
-            owed=sum_of_amounts(Q(kind=BonusKind.EARNED, payment__isnull=True) & payable()),
-            held=sum_of_amounts(Q(kind=BonusKind.EARNED, payment__isnull=True) & hold_waits("study_session__")),
+            paid=Sum("paid_amount"),
+            owed=Coalesce(Sum(unpaid, filter=payable()), zero),
+            held=Coalesce(Sum(unpaid, filter=hold_waits("study_session__")), zero),
         )
         .order_by()
     )

@@ -118,7 +118,7 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     money = market_selectors.bonus_page_money(study) if study else {}
     # The pay form names its list by a fingerprint; its rows, a page at a time; its summaries, per
     # worker's session and cause: none of the three reads every unpaid bonus into the page.
-    groups = bonuses.unpaid_groups(money["confirmable"]) if study else []
+    groups = money["confirmable_groups"] if study else []
     listed = listed_bonuses(groups)
     lines: Sequence[UnpaidLine] = LinesPage(money["confirmable"], listed.count) if listed.count else []
     unpaid_page = Paginator(lines, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("upage"))
@@ -128,6 +128,8 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     # The money per worker is the ledger's now; the catch figures beside it are the figure cache's.
     totals = bonuses.worker_totals(study, queries.bonus_catch_standings(study)) if study else []
     totals_page = Paginator(totals, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("wpage"))
+    accounts = bonuses.market_accounts(groups)
+    left_out_page = Paginator(accounts["left_out_rows"], BONUS_ROWS_PER_PAGE).get_page(request.GET.get("lpage"))
     # Excluded and flagged workers are marked on both lists, so none is paid unseen.
     flags_as_of = queries.bonus_flags_as_of() if study else None
     shown_workers = [entry.worker_id for entry in unpaid_page] + [row["id"] for row in totals_page]
@@ -149,7 +151,8 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         totals=totals,
         totals_page=totals_page,
         unpaid_causes=bonuses.unpaid_by_cause(groups),
-        accounts=bonuses.market_accounts(groups),
+        accounts=accounts,
+        left_out_page=left_out_page,
         in_flight_api=money.get("api", []),
         claimed_by_files=money.get("files", []),
         set_aside=money.get("aside", []),

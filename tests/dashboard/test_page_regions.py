@@ -33,9 +33,10 @@ pytestmark = pytest.mark.django_db
 # user included.
 STATEMENTS = {
     "workers": 19,
-    # The unpaid bonuses in two: their groups per worker's session and cause (the pay form's count,
-    # sum and fingerprint, the summaries); the page's rows.
-    "bonuses": 20,
+    # The unpaid bonuses in two: their groups per worker's session and cause, from the ledger's tally
+    # (the pay form's count, sum and fingerprint, the summaries); the page's rows. The payment
+    # machine's owed and paid figures in one more, from the tally too.
+    "bonuses": 19,
     "flagged queue": 12,
     "imports": 8,
     "validation study": 19,
@@ -47,7 +48,7 @@ STATEMENTS = {
 # (tasks and bonuses owed, approved, paid) and what the pre-launch check reads are.
 WARM_STATEMENTS = {
     "workers": 7,  # the quality rows, the artifact monitor, the model annotators' calibrations, which annotators check writing, the writers' typing too
-    "bonuses": 13,  # its catch pools and participants are the figure cache's too
+    "bonuses": 12,  # its catch pools and participants are the figure cache's too
     "validation study": 10,
     "writing study": 7,
 }

@@ -27,6 +27,7 @@ from markets.models import (
     ReviewState,
     SessionReview,
 )
+from quality import bonuses
 from quality.guessers import GUESSER
 from quality.models import BonusCause, BonusEntry, BonusKind
 
@@ -203,6 +204,7 @@ def test_a_study_without_a_connection_owes_every_payable_bonus():
         "paid": figure(1, "0.80"),
     }
     assert ids(money.pop("confirmable")) == ids(owed)
+    assert [(group.bonuses, group.amount) for group in money.pop("confirmable_groups")] == [(2, Decimal("0.30"))]
     assert money == {"api": [], "files": [], "aside": [], "figures": figures}
 
 
@@ -217,7 +219,10 @@ def test_the_bonus_page_confirms_by_hand_what_no_payer_holds_what_files_sent_and
     assert ids(money["aside"]) == ids([rows["aside"]])
     assert money["aside"][0].market_payment.last_error == "Refused"
     assert money["figures"] == selectors.machine_figures(study)
-    assert set(money) == {"confirmable", "api", "files", "aside", "figures"}
+    # The tally's groups less what the API payer and an unsent file hold: the rows' own groups.
+    assert money["confirmable_groups"] == bonuses.unpaid_groups(money["confirmable"])
+    assert [group.bonuses for group in money["confirmable_groups"]] == [4]
+    assert set(money) == {"confirmable", "confirmable_groups", "api", "files", "aside", "figures"}
 
 
 def test_every_study_is_listed_by_slug_with_its_own_connection_or_none():
