@@ -332,6 +332,17 @@ REGISTER: list[PersonalField] = [
         why="Money earned and paid stays in the ledger, pseudonymous through the worker's hashed id.",
     ),
     PersonalField(
+        "quality.BonusTally",
+        "*",
+        Kind.LEDGER,
+        Action.KEEP,
+        Action.KEEP,
+        "worker",
+        ("study__team",),
+        why="The ledger's rows summed per session and cause (kept by the database): kept as the ledger is.",
+        derived=True,
+    ),
+    PersonalField(
         "markets.BonusBatch",
         "csv_bonuses",
         Kind.MARKET_RECORD,

@@ -227,3 +227,26 @@ def test_a_currency_changed_midway_is_tallied_apart_and_grouped_together(two_stu
     (group,) = bonuses.tallied_groups(s.first)
     assert group == bonuses.unpaid_groups(bonuses.unpaid(s.first))[0]
     assert group.bonuses == 4
+
+
+def test_the_bonus_page_shows_the_workers_no_file_pays_a_page_at_a_time(client, researcher, make_worker):
+    dataset = make_dataset()
+    trap = catch_pair(dataset)
+    study = make_study(dataset)
+    site_accounts = [make_worker(username=f"site-{n:02d}") for n in range(27)]
+    for n, worker in enumerate(site_accounts):
+        bonuses.record_catch_bonuses(worker, session_for(study, worker, f"S{n}"), answers(trap))
+    client.force_login(researcher)
+
+    def left_out_rows(page_number):
+        page = client.get(f"/dashboard/bonuses/?study={study.slug}&lpage={page_number}").content.decode()
+        table = page.split('id="table-left-out"', 1)[1].split("</table>", 1)[0]
+        return table.count("<tr data-worker="), page
+
+    first, page = left_out_rows(1)
+    second, _ = left_out_rows(2)
+    assert (first, second) == (25, 2)
+    assert 'id="left-out-pager"' in page and "lpage=2#table-left-out" in page
+    # Every one of them is still counted in the file's row and paid by the one press.
+    assert 'data-file="left-out"><td><a' in page
+    assert f'<td class="num">{len(site_accounts)}</td><td class="num">{len(site_accounts)}</td>' in page
