@@ -368,6 +368,7 @@ def overview(of_study: Study) -> dict[str, Any]:
     per_task, per_session = crowd["task_times"], crowd["session_times"]
     payment = payment_per_session(of_study)
     task_hourly = hourly(of_study.payment_per_task, per_task.median)
+    connected = counts.pop("market_connected") > 0
     return {
         "funnel": counts,
         "task_times": per_task,
@@ -382,12 +383,13 @@ def overview(of_study: Study) -> dict[str, Any]:
             connection.get_market_display() if connection else "", crowd["arrival_counts"], crowd["refused_arrivals"]
         ),
         # Without a connection the server never hears that anything was paid: the page says so.
-        "has_market_connection": counts.pop("market_connected") > 0,
+        "has_market_connection": connected,
         "costs": costs(
             of_study,
             counts["payable_tasks"],
             counts["held_tasks"],
             {state: counts[f"tasks_{state}"] for state in task_payment_states(of_study)},
+            connected=connected,
         ),
     }
 

@@ -5,14 +5,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Count, Q
+from django.db.models import DecimalField, F, Q, Sum, Value
+from django.db.models.functions import Coalesce
 
 from crowd.holds import hold_waits
 from crowd.models import Study
 from crowd.selectors import counted_sessions
-from markets.models import IN_FLIGHT
+from markets.models import IN_FLIGHT, BonusPayment
 from quality import bonuses
-from quality.models import BonusEntry, BonusKind
+from quality.models import BonusEntry, BonusKind, BonusTally
 
 from .costs import Money, sum_of_amounts
 
@@ -78,22 +79,46 @@ class StudyCosts:
         return self.task_amounts.get("paid", Money()) + self.bonuses_paid
 
 
-def costs(of_study: Study, tasks: int, held_tasks: int = 0, task_counts: Mapping[str, int] | None = None) -> StudyCosts:
-    """Tasks at the study's payment, and the ledger's bonuses by where they stand (one GROUP BY;
-    owed is `quality.bonuses.payable`, the one rule of what money may go)."""
-    unpaid = Q(kind=BonusKind.EARNED, payment__isnull=True)
-    sent = Q(market_payment__state__in=IN_FLIGHT)
+def costs(
+    of_study: Study,
+    tasks: int,
+    held_tasks: int = 0,
+    task_counts: Mapping[str, int] | None = None,
+    *,
+    connected: bool = True,
+) -> StudyCosts:
+    """Tasks at the study's payment, and the ledger's bonuses by where they stand: the ledger's
+    tally by cause and currency, and the bonuses a payer sent and the market has not confirmed,
+    read one by one from the study's payments in flight (owed is `quality.bonuses.payable`, the
+    one rule of what money may go, less those). `connected`: whether the study has a market
+    connection (without one no payer sends anything, and the payments are not read)."""
+    counted = counted_sessions(of_study)
+    zero = Value(Decimal("0"), output_field=DecimalField(max_digits=14, decimal_places=2))
+    unpaid = F("earned_amount") - F("paid_amount")
     rows = (
-        BonusEntry.objects.filter(study=of_study, study_session__in=counted_sessions(of_study))
+        BonusTally.objects.filter(study=of_study, study_session__in=counted)
         .values("cause", "currency")
         .annotate(
-            earned=Count("pk", filter=Q(kind=BonusKind.EARNED)),
-            paid=sum_of_amounts(Q(kind=BonusKind.PAID)),
-            owed=sum_of_amounts(unpaid & bonuses.payable() & ~sent),
-            approved=sum_of_amounts(unpaid & sent),
-            held=sum_of_amounts(unpaid & hold_waits("study_session__")),
+            earned=Sum("earned_count"),
+            paid=Sum("paid_amount"),
+            payable=Coalesce(Sum(unpaid, filter=bonuses.payable()), zero),
+            held=Coalesce(Sum(unpaid, filter=hold_waits("study_session__")), zero),
         )
         .order_by()
+    )
+    in_flight = BonusPayment.objects.filter(connection__study=of_study, state__in=IN_FLIGHT).values("earned_id")
+    sent = (
+        {}
+        if not connected
+        else {
+            (row["cause"], row["currency"]): row
+            for row in BonusEntry.objects.filter(
+                pk__in=in_flight, study=of_study, study_session__in=counted, kind=BonusKind.EARNED, payment__isnull=True
+            )
+            .values("cause", "currency")
+            .annotate(approved=sum_of_amounts(Q()), payable=sum_of_amounts(bonuses.payable()))
+            .order_by()
+        }
     )
     by_key: dict[str, CauseCost] = {}
     held = Money()
@@ -101,8 +126,9 @@ def costs(of_study: Study, tasks: int, held_tasks: int = 0, task_counts: Mapping
         entry = by_key.setdefault(row["cause"], CauseCost(bonuses.CAUSE_BY_KEY[row["cause"]]))
         entry.earned += row["earned"]
         entry.paid += Money.of(row["paid"], row["currency"])
-        entry.owed += Money.of(row["owed"], row["currency"])
-        entry.approved += Money.of(row["approved"], row["currency"])
+        approved = sent.get((row["cause"], row["currency"]), {"approved": 0, "payable": 0})
+        entry.owed += Money.of(row["payable"] - approved["payable"], row["currency"])
+        entry.approved += Money.of(approved["approved"], row["currency"])
         held += Money.of(row["held"], row["currency"])
     ordered = [by_key[key] for key in bonuses.CAUSE_BY_KEY if key in by_key]
     return StudyCosts(

@@ -14,6 +14,7 @@ from django.utils import timezone
 from corpus.models import Market, Worker
 from crowd.holds import decide_code_holds, hold
 from crowd.models import CodeHold, CodeHoldDecision, SessionEnding, Study, StudySession
+from dashboard.queries import study_costs
 from markets import connections, selectors
 from markets.models import (
     BatchState,
@@ -392,3 +393,20 @@ def test_a_session_or_a_batch_is_found_only_in_its_own_study(book):
     assert selectors.session_of(other, session.pk) is None
     assert selectors.batch_of(study, batch.pk) == batch
     assert selectors.batch_of(other, batch.pk) is None
+
+
+def test_the_study_pages_costs_split_the_tally_by_what_payers_sent(book):
+    """The study page's bonuses by cause, from the ledger's tally less what a payer sent and the
+    market has not confirmed: owed is payable and unsent (set aside is owed again), approved is
+    sent whatever the hold, held waits for a decision, paid is the ledger's."""
+    study, _ = book
+
+    costs = study_costs.costs(study, 0, connected=True)
+    unconnected = study_costs.costs(study, 0, connected=False)
+
+    (catch,) = costs.by_cause
+    assert (catch.cause.key, catch.earned) == ("catch_trial", 11)
+    assert (str(catch.owed), str(catch.approved), str(catch.paid)) == ("1.31 GBP", "11.48 GBP", "2.56 GBP")
+    assert str(costs.bonuses_held) == "15.36 GBP"
+    # Told there is no connection, nothing is read as sent: every payable bonus is owed.
+    assert (str(unconnected.bonuses_owed), unconnected.bonuses_approved.is_zero) == ("2.55 GBP", True)
