@@ -250,3 +250,41 @@ def test_the_bonus_page_shows_the_workers_no_file_pays_a_page_at_a_time(client, 
     # Every one of them is still counted in the file's row and paid by the one press.
     assert 'data-file="left-out"><td><a' in page
     assert f'<td class="num">{len(site_accounts)}</td><td class="num">{len(site_accounts)}</td>' in page
+
+
+def test_the_tallys_trigger_finds_a_paid_rows_earned_row_by_its_key_whatever_the_ledger_held_when_planned(
+    two_studies,
+):
+    """The trigger's statement keeps one plan for the connection, made on its first insert: made on
+    an empty ledger (a new deployment's first bonus), a scan of the ledger costs nothing, and every
+    payment after would read the whole ledger to find the rows it pays."""
+    s = two_studies
+    with db_connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("TRUNCATE quality_bonusentry CASCADE")
+        cursor.execute("ANALYZE quality_bonusentry")
+    (first,) = bonuses.record_catch_bonuses(s.amy, s.sessions["amy1"], answers(s.traps[0]))
+    bonuses.mark_paid(s.first, [first.pk])
+    with db_connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO quality_bonusentry (kind, worker_id, study_id, study_session_id, amount, currency, cause,"
+            " reason, created_at) SELECT 'earned', %s, %s, %s, 0.10, 'USD', 'other', 'Earlier bonus', now()"
+            " FROM generate_series(1, 3000)",
+            [s.bob.pk, s.first.pk, s.sessions["bob1"].pk],
+        )
+    (later,) = bonuses.record_catch_bonuses(s.amy, s.sessions["amy2"], answers(s.traps[1]))
+
+    with db_connection.cursor() as cursor:
+        cursor.execute("LOAD 'auto_explain'")
+        for setting in ("log_min_duration = 0", "log_nested_statements = on", "log_level = notice"):
+            cursor.execute(f"SET LOCAL auto_explain.{setting}")
+        cursor.execute("SET LOCAL client_min_messages = notice")
+    notices = db_connection.connection.notices
+    del notices[:]
+    bonuses.mark_paid(s.first, [later.pk])
+    with db_connection.cursor() as cursor:
+        cursor.execute("SET LOCAL auto_explain.log_min_duration = -1")
+
+    (tally_plan,) = [notice for notice in notices if "INSERT INTO quality_bonustally" in notice]
+    assert "Seq Scan on quality_bonusentry" not in tally_plan, tally_plan
+    assert tallied() == summed_here()
