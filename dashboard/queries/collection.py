@@ -3,7 +3,7 @@
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
@@ -33,27 +33,29 @@ def _collection_overview(scope: Scope) -> dict[str, Any]:
     rows = genre_split_rows(scope)
     totals = {"premises": sum(row["premises"] for row in rows), "pairs": sum(row["pairs"] for row in rows)}
 
-    # The live claims first, from the claim tables' indexes of open claims, then their own premises
-    # and pairs by pk: a join of the claims with their dataset's premises read every premise.
-    writing_items = list(WritingClaim.objects.filter(live_claims(now)).values_list("premise_id", flat=True))
-    validation_items = list(ValidationClaim.objects.filter(live_claims(now)).values_list("pair_id", flat=True))
-    if not scope.is_everything or scope.split:
-        writing_items = _among(writing_items, premises_in(scope))
-        validation_items = _among(validation_items, pairs_in(scope))
+    # Counted in the claim tables' indexes of open claims, each live claim's premise or pair looked
+    # up by its key where the scope is narrower: a join of the claims with their dataset's premises
+    # read every premise.
+    narrow = not scope.is_everything or bool(scope.split)
+    writing_open = _live_count(WritingClaim.objects.all(), now, "premise_id", premises_in(scope) if narrow else None)
+    validation_open = _live_count(ValidationClaim.objects.all(), now, "pair_id", pairs_in(scope) if narrow else None)
 
     return {
         "rows": rows,
         "totals": totals,
-        "writing_claims_open": len(writing_items),
-        "validation_claims_open": len(validation_items),
+        "writing_claims_open": writing_open,
+        "validation_claims_open": validation_open,
         "hourly": pairs_per_hour(scope, now=now),
     }
 
 
-def _among(items: list[int], scope: QuerySet[Any]) -> list[int]:
-    """The items (one per live claim, repeats kept) that are in the scope, read by pk."""
-    kept = set(scope.filter(pk__in=set(items)).values_list("pk", flat=True))
-    return [item for item in items if item in kept]
+def _live_count(claims: QuerySet[Any], now: datetime, item: str, in_scope: QuerySet[Any] | None) -> int:
+    """The live claims of `claims` (one per claim, an item claimed twice counted twice), only those
+    whose item (`item`: the claim's premise or pair column) is in `in_scope` where one is given."""
+    live = claims.filter(live_claims(now))
+    if in_scope is not None:
+        live = live.filter(Exists(in_scope.filter(pk=OuterRef(item))))
+    return live.count()
 
 
 def held_premise_count(scope: Scope = EVERYTHING) -> int:
