@@ -455,6 +455,7 @@ class BonusTally(models.Model):
     unpaid_ids_hash = models.DecimalField(max_digits=40, decimal_places=0)
 
     class Meta:
+        verbose_name_plural = "bonus tallies"
         constraints = [
             models.UniqueConstraint(
                 fields=["study", "study_session", "worker", "cause", "currency"], name="one_bonus_tally_per_group"

@@ -151,6 +151,7 @@ class Migration(migrations.Migration):
                 ),
             ],
             options={
+                "verbose_name_plural": "bonus tallies",
                 "constraints": [
                     models.UniqueConstraint(
                         fields=("study", "study_session", "worker", "cause", "currency"),
