@@ -85,7 +85,7 @@ def costs(
     held_tasks: int = 0,
     task_counts: Mapping[str, int] | None = None,
     *,
-    connected: bool = True,
+    connected: bool,
 ) -> StudyCosts:
     """Tasks at the study's payment, and the ledger's bonuses by where they stand: the ledger's
     tally by cause and currency, and the bonuses a payer sent and the market has not confirmed,

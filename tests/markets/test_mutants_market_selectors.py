@@ -15,6 +15,7 @@ from corpus.models import Market, Worker
 from crowd.holds import decide_code_holds, hold
 from crowd.models import CodeHold, CodeHoldDecision, SessionEnding, Study, StudySession
 from dashboard.queries import study_costs
+from dashboard.queries.costs import Money
 from markets import connections, selectors
 from markets.models import (
     BatchState,
@@ -408,5 +409,35 @@ def test_the_study_pages_costs_split_the_tally_by_what_payers_sent(book):
     assert (catch.cause.key, catch.earned) == ("catch_trial", 11)
     assert (str(catch.owed), str(catch.approved), str(catch.paid)) == ("1.31 GBP", "11.48 GBP", "2.56 GBP")
     assert str(costs.bonuses_held) == "15.36 GBP"
+    assert (costs.held_tasks, costs.held_task_money.is_zero) == (0, True)
     # Told there is no connection, nothing is read as sent: every payable bonus is owed.
     assert (str(unconnected.bonuses_owed), unconnected.bonuses_approved.is_zero) == ("2.55 GBP", True)
+
+
+def test_a_causes_costs_add_up_every_currency_the_study_paid_in(book):
+    """A study whose currency changed keeps a tally row per currency: each cause's figures are the
+    sums of them all, in each currency."""
+    study, rows = book
+    done = rows["free"].study_session
+    connection = MarketConnection.objects.get(study=study)
+    for amount, state in (("3.00", None), ("4.00", PaymentState.SENT)):
+        entry = BonusEntry.objects.create(
+            kind=BonusKind.EARNED,
+            worker=done.worker,
+            study=study,
+            study_session=done,
+            amount=Decimal(amount),
+            currency="USD",
+            cause=BonusCause.CATCH_TRIAL,
+            reason="Catch trial matched, paid in dollars",
+        )
+        if state:
+            paying(entry, connection, state)
+    paid(earned(study, done, "0.50"))
+
+    (catch,) = study_costs.costs(study, 0, connected=True).by_cause
+
+    assert catch.earned == 14
+    assert catch.owed == Money.of("1.31", "GBP") + Money.of("3.00", "USD")
+    assert catch.approved == Money.of("11.48", "GBP") + Money.of("4.00", "USD")
+    assert catch.paid == Money.of("3.06", "GBP") + Money.of(0, "USD")
