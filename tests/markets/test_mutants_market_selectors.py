@@ -438,6 +438,6 @@ def test_a_causes_costs_add_up_every_currency_the_study_paid_in(book):
     (catch,) = study_costs.costs(study, 0, connected=True).by_cause
 
     assert catch.earned == 14
-    assert catch.owed == Money.of("1.31", "GBP") + Money.of("3.00", "USD")
-    assert catch.approved == Money.of("11.48", "GBP") + Money.of("4.00", "USD")
-    assert catch.paid == Money.of("3.06", "GBP") + Money.of(0, "USD")
+    assert catch.owed == Money.of(Decimal("1.31"), "GBP") + Money.of(Decimal("3.00"), "USD")
+    assert catch.approved == Money.of(Decimal("11.48"), "GBP") + Money.of(Decimal("4.00"), "USD")
+    assert catch.paid == Money.of(Decimal("3.06"), "GBP") + Money.of(0, "USD")
