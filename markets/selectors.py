@@ -44,27 +44,33 @@ def owed_entries(study: Study) -> QuerySet[BonusEntry]:
     return bonuses.unpaid(study).filter(free_of_payers())
 
 
+def _paying(study: Study, **state: Any) -> QuerySet[BonusPayment, Any]:
+    """The earned ids of the study's payments in `state`, from the payments' index by connection and
+    state: a study's payments in one state, not its every unpaid bonus."""
+    return BonusPayment.objects.filter(connection__study=study, **state).values("earned_id")
+
+
 def held_by_files(study: Study) -> QuerySet[BonusEntry]:
     """Bonuses a downloaded payment file sent: the researcher confirms (mark paid) or releases them."""
-    return bonuses.unpaid(study).filter(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.SENT)
+    return bonuses.unpaid(study).filter(pk__in=_paying(study, payer=Payer.FILE, state=PaymentState.SENT))
 
 
 def held_by_the_api(study: Study) -> QuerySet[BonusEntry]:
     """Bonuses the API payer holds: claimed, or sent and waiting for the market's confirmation
     (its answer lost, or one that proved nothing: unknown)."""
-    return bonuses.unpaid(study).filter(market_payment__payer=Payer.API, market_payment__state__in=IN_FLIGHT)
+    return bonuses.unpaid(study).filter(pk__in=_paying(study, payer=Payer.API, state__in=IN_FLIGHT))
 
 
 def set_aside(study: Study) -> QuerySet[BonusEntry]:
     """Bonuses whose participant the market refused: paid by hand, or released to be tried again."""
-    return bonuses.unpaid(study).filter(market_payment__state=PaymentState.ASIDE)
+    return bonuses.unpaid(study).filter(pk__in=_paying(study, state=PaymentState.ASIDE))
 
 
 def in_flight_entries(study: Study) -> QuerySet[BonusEntry]:
     """The study's bonuses claimed or sent by a payer (the API, or a downloaded file) and not yet
     confirmed. Payable or not: a hold that came after the money left does not call it back."""
     return BonusEntry.objects.filter(
-        study=study, kind=BonusKind.EARNED, payment__isnull=True, market_payment__state__in=IN_FLIGHT
+        pk__in=_paying(study, state__in=IN_FLIGHT), study=study, kind=BonusKind.EARNED, payment__isnull=True
     )
 
 
@@ -110,8 +116,7 @@ def held_by_payers(study: Study) -> QuerySet[BonusEntry]:
     """The study's unpaid, payable bonuses a payer holds (claimed, sent, unsure or set aside): the
     ones `owed_entries` leaves out, found from the study's connection's payments in those states (an
     index of theirs), not from the study's every unpaid bonus."""
-    held = BonusPayment.objects.filter(connection__study=study, state__in=HELD).values("earned_id")
-    return bonuses.unpaid(study).filter(pk__in=held)
+    return bonuses.unpaid(study).filter(pk__in=_paying(study, state__in=HELD))
 
 
 def confirmable_by_hand(study: Study, connected: bool | None = None) -> QuerySet[BonusEntry]:
@@ -144,8 +149,8 @@ def confirmable_groups(study: Study, connected: bool) -> list[UnpaidGroup]:
 
 def bonus_page_money(study: Study) -> dict[str, Any]:
     """The bonus page's money by the one rule: what may be confirmed by hand (owed, sent by a
-    downloaded file, or set aside) as rows and as groups, what the API payer holds, what files sent,
-    what was set aside, and the machine's figures (owed, in flight, set aside, paid)."""
+    downloaded file, or set aside) as rows and as groups, how many bonuses the API payer holds and
+    files sent, what was set aside, and the machine's figures (owed, in flight, set aside, paid)."""
     connected = MarketConnection.objects.filter(study=study).exists()
     figures = machine_figures(study, connected=connected)
     confirmable = {
@@ -153,11 +158,11 @@ def bonus_page_money(study: Study) -> dict[str, Any]:
         "confirmable_groups": confirmable_groups(study, connected),
     }
     if not connected:
-        return {**confirmable, "api": [], "files": [], "aside": [], "figures": figures}
+        return {**confirmable, "api": 0, "files": 0, "aside": [], "figures": figures}
     return {
         **confirmable,
-        "api": list(held_by_the_api(study)),
-        "files": list(held_by_files(study)),
+        "api": held_by_the_api(study).count(),
+        "files": held_by_files(study).count(),
         "aside": list(set_aside(study).select_related("market_payment")),
         "figures": figures,
     }

@@ -112,7 +112,7 @@ def test_a_downloaded_files_claim_holds_until_released(standin, django_user_mode
     assert payments.pay_owed_bonuses(study).paid == 0
     assert standin.bulk_bonuses == {}, "the pay button left the file's bonuses alone"
     page = client.get(f"/dashboard/bonuses/?study={study.slug}").content.decode()
-    assert 'id="claimed-by-files"' in page
+    assert '<li id="claimed-by-files">2 bonus(es) sent in a downloaded payment file' in page
 
     client.post(f"/dashboard/bonuses/{study.slug}/release/")
     assert selectors.owed_entries(study).count() == 2
