@@ -12,7 +12,8 @@ import pytest
 from django.db import connection as db_connection
 from django.db import connections, transaction
 
-from crowd.holds import hold
+from crowd.holds import decide_code_holds, hold
+from crowd.models import CodeHoldDecision
 from quality import bonuses
 from quality.bonus_lines import ids_hash
 from quality.guessers import GUESSER
@@ -288,3 +289,38 @@ def test_the_tallys_trigger_finds_a_paid_rows_earned_row_by_its_key_whatever_the
     (tally_plan,) = [notice for notice in notices if "INSERT INTO quality_bonustally" in notice]
     assert "Seq Scan on quality_bonusentry" not in tally_plan, tally_plan
     assert tallied() == summed_here()
+
+
+def test_the_money_per_worker_splits_the_unpaid_by_their_sessions_holds(two_studies):
+    """Per worker, of one study or of every study: earned and paid from the tally, and the unpaid
+    bonuses of a waiting hold (held) and of a refused one (refused) apart from those owed."""
+    s = two_studies
+    for worker, session, pairs in (
+        (s.amy, "amy1", s.traps[:3]),
+        (s.amy, "amy2", s.traps[:2]),
+        (s.bob, "bob1", s.traps[:2]),
+        (s.bob, "bob2", s.traps[:2]),
+    ):
+        earned = bonuses.record_catch_bonuses(worker, s.sessions[session], answers(*pairs))
+        if session != "bob2":
+            bonuses.mark_paid(earned[0].study, [earned[0].pk])
+    hold(s.sessions["amy2"], GUESSER, "Labels at chance so far (sequential guesser test).")
+    refused = s.sessions["bob1"]
+    refused.completed_at = refused.started_at
+    refused.save(update_fields=["completed_at"])
+    hold(refused, GUESSER, "Labels at chance so far (sequential guesser test).")
+    decide_code_holds([refused.pk], CodeHoldDecision.REFUSED)
+
+    def money(rows):
+        return {
+            row["name"]: tuple(str(row[key]) for key in ("earned", "paid", "held", "refused", "unpaid")) for row in rows
+        }
+
+    assert money(bonuses.worker_totals(s.first, {})) == {
+        "amy": ("1.25", "0.50", "0.25", "0.00", "0.50"),
+        "bob": ("0.50", "0.25", "0.00", "0.25", "0.00"),
+    }
+    assert money(bonuses.worker_totals(None, {})) == {
+        "amy": ("1.25", "0.50", "0.25", "0.00", "0.50"),
+        "bob": ("1.30", "0.25", "0.00", "0.25", "0.80"),
+    }
