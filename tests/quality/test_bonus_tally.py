@@ -33,7 +33,7 @@ def summed_here():
     paid_ids = {row.pays_id for row in rows if row.kind == BonusKind.PAID}
     groups: dict[tuple, list] = defaultdict(lambda: [0, Decimal("0"), 0, Decimal("0"), []])
     for row in rows:
-        owner = earned[row.pays_id] if row.kind == BonusKind.PAID else row
+        owner = earned[row.pays_id] if row.pays_id is not None else row
         group = groups[(owner.study_id, owner.study_session_id, owner.worker_id, owner.cause, owner.currency)]
         if row.kind == BonusKind.EARNED:
             group[0] += 1
