@@ -26,6 +26,10 @@ def gbp(amount: str) -> Money:
     return Money.of(Decimal(amount), "GBP")
 
 
+def usd(amount: Decimal | int) -> Money:
+    return Money.of(amount, "USD")
+
+
 def test_held_refused_and_released_codes_money_on_the_costs_page(make_worker):
     dataset = make_dataset()
     traps = [catch_pair(dataset) for _ in range(4)]
@@ -44,6 +48,14 @@ def test_held_refused_and_released_codes_money_on_the_costs_page(make_worker):
     decide_code_holds([visits["refused"][0].pk], CodeHoldDecision.REFUSED)
     decide_code_holds([visits["released"][0].pk], CodeHoldDecision.RELEASED)
     bonuses.mark_paid(study, [visits["ok"][1][0].pk])
+    # The study pays in dollars from now on: its money is kept per currency.
+    study.bonus_currency = "USD"
+    study.save(update_fields=["bonus_currency"])
+    dollars = session_for(study, make_worker(username="dollars"), "dollars")
+    paid_in_dollars, owed_in_dollars = bonuses.record_catch_bonuses(
+        dollars.worker, dollars, [SimpleNamespace(pair_id=t.pk) for t in traps[:2]]
+    )
+    bonuses.mark_paid(study, [paid_in_dollars.pk])
 
     quiet = make_study(dataset, slug="quiet-study")
 
@@ -52,11 +64,12 @@ def test_held_refused_and_released_codes_money_on_the_costs_page(make_worker):
 
     # Tasks: ok's and released's count; waiting's are held; refused's are in neither.
     assert (cost.tasks, cost.held_tasks) == (3 + 11, 5)
-    assert (cost.task_money, cost.held_task_money) == (gbp("1.40"), gbp("0.50"))
+    # Priced in the study's currency now.
+    assert (cost.task_money, cost.held_task_money) == (usd(Decimal("1.40")), usd(Decimal("0.50")))
     # Bonuses: one of ok's paid, the other and released's owed; waiting's held; refused's nowhere.
-    assert cost.bonuses_paid == gbp("0.50")
-    assert cost.bonuses_owed == gbp("1.00")
-    assert cost.bonuses_held == gbp("0.50")
+    assert cost.bonuses_paid == gbp("0.50") + usd(paid_in_dollars.amount)
+    assert cost.bonuses_owed == gbp("1.00") + usd(owed_in_dollars.amount)
+    assert cost.bonuses_held == gbp("0.50") + usd(0)
     # A study nobody visited: nothing, in every figure.
     assert (costs[quiet.pk].tasks, costs[quiet.pk].held_tasks) == (0, 0)
     assert costs[quiet.pk].bonuses_owed.is_zero and costs[quiet.pk].bonuses_held.is_zero

@@ -402,7 +402,13 @@ def test_the_study_pages_costs_split_the_tally_by_what_payers_sent(book):
     sent whatever the hold, held waits for a decision, paid is the ledger's."""
     study, _ = book
 
-    costs = study_costs.costs(study, 0, connected=True)
+    # A researcher's preview earns and sends nothing that counts: in no figure.
+    preview = visit(study, "preview")
+    StudySession.objects.filter(pk=preview.pk).update(is_preview=True)
+    paying(earned(study, preview, "20.48"), MarketConnection.objects.get(study=study), PaymentState.SENT)
+    paying(earned(study, preview, "40.96"), MarketConnection.objects.get(study=study), PaymentState.RELEASED)
+
+    costs = study_costs.costs(study, 4, 0, {"owed": 4}, connected=True)
     unconnected = study_costs.costs(study, 0, connected=False)
 
     (catch,) = costs.by_cause
@@ -410,6 +416,8 @@ def test_the_study_pages_costs_split_the_tally_by_what_payers_sent(book):
     assert (str(catch.owed), str(catch.approved), str(catch.paid)) == ("1.31 GBP", "11.48 GBP", "2.56 GBP")
     assert str(costs.bonuses_held) == "15.36 GBP"
     assert (costs.held_tasks, costs.held_task_money.is_zero) == (0, True)
+    assert (costs.tasks, costs.task_counts) == (4, {"owed": 4})
+    assert costs.task_money == costs.task_amounts["owed"] == Money.of(4 * study.payment_per_task, study.bonus_currency)
     # Told there is no connection, nothing is read as sent: every payable bonus is owed.
     assert (str(unconnected.bonuses_owed), unconnected.bonuses_approved.is_zero) == ("2.55 GBP", True)
 
