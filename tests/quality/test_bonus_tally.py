@@ -99,6 +99,11 @@ def test_every_writer_of_the_ledger_keeps_the_tally_equal_to_its_rows_summed(two
     other = BonusTally.objects.get(study_session=s.sessions["amy1"], cause=BonusCause.OTHER)
     assert (other.earned_count, other.paid_count, int(other.unpaid_ids_hash)) == (1, 1, 0)
     assert BonusTally.objects.filter(study=s.second).get().paid_count == 4
+    # A group paid in full is no unpaid group: none is listed to be paid again.
+    assert bonuses.tallied_groups(s.second) == []
+    assert [
+        (g.cause_key, g.bonuses) for g in bonuses.tallied_groups(s.first) if g.session_id == s.sessions["amy1"].pk
+    ] == [("catch_trial", 1)]
 
 
 def test_the_tallys_groups_and_figures_are_those_of_the_unpaid_rows_summed_one_by_one(two_studies):
