@@ -180,14 +180,14 @@ def _studies(scope: Scope) -> dict[int, StudyCost]:
     studies = scope.filter(studies)
     # From the ledger's tally: a row per session, cause and currency, not one per bonus.
     tallies = scope.filter(BonusTally.objects.all(), via="study__dataset")
-    zero = Value(Decimal("0"), output_field=DecimalField(max_digits=14, decimal_places=2))
     unpaid = F("earned_amount") - F("paid_amount")
+    # A sum over no row is NULL, which Money reads as nothing.
     bonuses = (
         tallies.values("study_id", "currency")
         .annotate(
             paid=Sum("paid_amount"),
-            owed=Coalesce(Sum(unpaid, filter=payable()), zero),
-            held=Coalesce(Sum(unpaid, filter=hold_waits("study_session__")), zero),
+            owed=Sum(unpaid, filter=payable()),
+            held=Sum(unpaid, filter=hold_waits("study_session__")),
         )
         .order_by()
     )
