@@ -5,8 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import DecimalField, F, Q, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import F, Q, Sum
 
 from crowd.holds import hold_waits
 from crowd.models import Study
@@ -93,16 +92,16 @@ def costs(
     one rule of what money may go, less those). `connected`: whether the study has a market
     connection (without one no payer sends anything, and the payments are not read)."""
     counted = counted_sessions(of_study)
-    zero = Value(Decimal("0"), output_field=DecimalField(max_digits=14, decimal_places=2))
     unpaid = F("earned_amount") - F("paid_amount")
+    # A sum over no row is NULL, which Money reads as nothing.
     rows = (
         BonusTally.objects.filter(study=of_study, study_session__in=counted)
         .values("cause", "currency")
         .annotate(
             earned=Sum("earned_count"),
             paid=Sum("paid_amount"),
-            payable=Coalesce(Sum(unpaid, filter=bonuses.payable()), zero),
-            held=Coalesce(Sum(unpaid, filter=hold_waits("study_session__")), zero),
+            payable=Sum(unpaid, filter=bonuses.payable()),
+            held=Sum(unpaid, filter=hold_waits("study_session__")),
         )
         .order_by()
     )
@@ -127,7 +126,7 @@ def costs(
         entry.earned += row["earned"]
         entry.paid += Money.of(row["paid"], row["currency"])
         approved = sent.get((row["cause"], row["currency"]), {"approved": 0, "payable": 0})
-        entry.owed += Money.of(row["payable"] - approved["payable"], row["currency"])
+        entry.owed += Money.of((row["payable"] or 0) - approved["payable"], row["currency"])
         entry.approved += Money.of(approved["approved"], row["currency"])
         held += Money.of(row["held"], row["currency"])
     ordered = [by_key[key] for key in bonuses.CAUSE_BY_KEY if key in by_key]

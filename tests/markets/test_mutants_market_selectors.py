@@ -58,14 +58,14 @@ def visit(study: Study, name: str, *, complete: bool = True, closed: bool = Fals
     )
 
 
-def earned(study: Study, session: StudySession, amount: str) -> BonusEntry:
+def earned(study: Study, session: StudySession, amount: str, currency: str = "GBP") -> BonusEntry:
     return BonusEntry.objects.create(
         kind=BonusKind.EARNED,
         worker=session.worker,
         study=study,
         study_session=session,
         amount=Decimal(amount),
-        currency="GBP",
+        currency=currency,
         cause=BonusCause.CATCH_TRIAL,
         reason=f"Catch trial matched in study {study.slug}",
     )
@@ -429,16 +429,7 @@ def test_a_causes_costs_add_up_every_currency_the_study_paid_in(book):
     done = rows["free"].study_session
     connection = MarketConnection.objects.get(study=study)
     for amount, state in (("3.00", None), ("4.00", PaymentState.SENT)):
-        entry = BonusEntry.objects.create(
-            kind=BonusKind.EARNED,
-            worker=done.worker,
-            study=study,
-            study_session=done,
-            amount=Decimal(amount),
-            currency="USD",
-            cause=BonusCause.CATCH_TRIAL,
-            reason="Catch trial matched, paid in dollars",
-        )
+        entry = earned(study, done, amount, currency="USD")
         if state:
             paying(entry, connection, state)
     paid(earned(study, done, "0.50"))
