@@ -2,7 +2,8 @@
 
 - `unpaid_lines`: one page's bonuses as plain rows (the columns the page shows, named as a
   `BonusEntry`'s), in one statement; `LinesPage` hands a paginator those rows a page at a time,
-  the page's bonuses found on the bonus rows before their workers, users and pairs are joined.
+  the page's bonuses found on the bonus rows before their workers, users and pairs are joined;
+  `EntriesPage` hands it bonuses as models (the held ones), counted already.
 - `UnpaidGroup`: a worker's bonuses of one session and cause, summed, with the columns the
   market-file rules (`quality.bonuses.file_of`) read and a hash of the group's ids
   (`quality.bonuses.unpaid_groups` sums a study's bonuses so; `quality.bonuses.tallied_groups` reads
@@ -122,6 +123,28 @@ class LinesPage(Sequence[UnpaidLine]):
         # The page's ids from the bonus rows and their filters alone; the columns shown, for those.
         page = self.entries.values("pk")[place]
         return unpaid_lines(BonusEntry.objects.filter(pk__in=page).order_by(*self.entries.query.order_by))
+
+
+class EntriesPage(Sequence[BonusEntry]):
+    """The bonuses of `entries` (`count` of them, counted already: from the ledger's tally, say) as
+    a paginator reads them: its page's slice read in one statement, with the entries' prefetches."""
+
+    def __init__(self, entries: QuerySet[BonusEntry], count: int) -> None:
+        self.entries, self.total = entries, count
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, index: int) -> BonusEntry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[BonusEntry]: ...
+
+    def __getitem__(self, index: int | slice) -> BonusEntry | list[BonusEntry]:
+        if isinstance(index, slice):
+            return list(self.entries[index])
+        return self.entries[index]
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ lines, and who is in neither and why (`market_accounts`): every unpaid bonus is 
 
 import dataclasses
 import io
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, overload
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
@@ -31,7 +31,7 @@ from corpus.models import Market, Pair, Worker
 from crowd.holds import OPEN_LINK_NO_BONUS, bonus_may_go, hold_refused, hold_waits
 from crowd.models import Study, StudySession
 
-from .bonus_lines import SessionLine, UnpaidGroup, WorkerLine, ids_hash
+from .bonus_lines import EntriesPage, SessionLine, UnpaidGroup, WorkerLine, ids_hash
 from .flags import WorkerFlag
 from .models import BonusCause, BonusEntry, BonusKind, BonusTally
 from .selectors import catch_figures, guesser_evidence_by_worker
@@ -156,6 +156,12 @@ def held_back(study: Study) -> QuerySet[BonusEntry]:
     return _earned_unpaid(study).filter(hold_waits("study_session__")).prefetch_related("study_session__code_holds")
 
 
+def held_back_page(study: Study, held_count: int) -> EntriesPage:
+    """`held_back`, `held_count` of them (the ledger's tally's count), as a paginator reads them: no
+    read at all when none waits."""
+    return EntriesPage(held_back(study), held_count)
+
+
 def refused_with_hold(study: Study) -> QuerySet[BonusEntry]:
     """The study's unpaid bonuses whose session's held code was refused: never paid."""
     return _earned_unpaid(study).filter(hold_refused("study_session__"))
@@ -265,11 +271,18 @@ def worker_money(study: Study | None = None) -> dict[int, Mapping[str, Any]]:
     """{worker id: {"worker_id", "earned", "paid", "held", "refused"}} of the study (of every study
     without one), from the ledger's tally in one grouped statement: held is unpaid and waiting for a
     held code's decision, refused unpaid with a refused code."""
-    tallies = BonusTally.objects.all() if study is None else BonusTally.objects.filter(study=study)
+    return {row["worker_id"]: row for row in _money_per_worker(study)}
+
+
+def _tally_of(study: Study | None) -> QuerySet[BonusTally]:
+    return BonusTally.objects.all() if study is None else BonusTally.objects.filter(study=study)
+
+
+def _money_per_worker(study: Study | None) -> QuerySet[Any, Any]:
     unpaid = F("earned_amount") - F("paid_amount")
-    return {
-        row["worker_id"]: row
-        for row in tallies.values("worker_id")
+    return (
+        _tally_of(study)
+        .values("worker_id")
         .annotate(
             earned=Sum("earned_amount"),
             paid=Sum("paid_amount"),
@@ -277,47 +290,117 @@ def worker_money(study: Study | None = None) -> dict[int, Mapping[str, Any]]:
             refused=Coalesce(Sum(unpaid, filter=hold_refused("study_session__")), _zero()),
         )
         .order_by()
-    }
+    )
 
 
 def worker_totals(
     study: Study | None = None, standings: Mapping[int, CatchStanding] | None = None
 ) -> list[dict[str, Any]]:
-    """Per worker: catch trials seen and matched, accuracy, bonus earned, paid and unpaid. The money
-    is read now, from the ledger's tally (one grouped read, and the workers); the catch figures are
-    `standings` where the caller kept them (`catch_standings`), else read now too."""
-    money_rows = worker_money(study)
+    """Per worker: catch trials seen and matched, accuracy, bonus earned, paid, held, refused and
+    unpaid, in `WorkerTotals`' order. The money is read now, from the ledger's tally; the catch
+    figures are `standings` where the caller kept them (`catch_standings`), else read now too."""
     if standings is None:
         standings = catch_standings(study)
-    ids = set(money_rows) | set(standings)
-    rows: list[dict[str, Any]] = []
-    # The columns the rows show, not the workers and users as models: one per worker of the study.
-    workers = Worker.objects.filter(pk__in=ids).values_list("pk", "external_id", "user__username", "market")
-    for pk, external_id, username, market in workers:
-        m: Mapping[str, Any] = money_rows.get(pk, {})
-        standing = standings.get(pk, CatchStanding())
-        seen, matched = standing.seen, standing.matched
-        earned, paid, held, refused = (
-            Decimal(m.get(key, 0)).quantize(CENT) for key in ("earned", "paid", "held", "refused")
+    return WorkerTotals(study, standings)[:]
+
+
+class WorkerTotals(Sequence[dict[str, Any]]):
+    """`worker_totals`' rows as a paginator reads them: the workers of the study's tally and of
+    `standings` counted in one statement, and a page's rows ordered, cut and joined to their
+    workers in another, so a page of 25 reads 25 workers whatever the crowd. The order: workers
+    flagged catch-only last (right on the catch trials, at chance elsewhere: never ranked first),
+    then the most unpaid first, then by name as the pages write it (code point order) and id."""
+
+    def __init__(self, study: Study | None, standings: Mapping[int, CatchStanding]) -> None:
+        self.standings = standings
+        grouped = _money_per_worker(study).values_list("worker_id", "earned", "paid", "held", "refused")
+        self._money = grouped.query.sql_with_params()
+        # Counted without the money: the same workers, from the tally's rows of the study.
+        self._tallied = _tally_of(study).values_list("worker_id").query.sql_with_params()
+        self._total: int | None = None
+
+    def __len__(self) -> int:
+        if self._total is None:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"{self._workers_sql('worker_id', self._tallied)} SELECT count(*) FROM shown",
+                    self._params(self._tallied),
+                )
+                self._total = cursor.fetchone()[0]
+        return self._total
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, int):
+            found = self._rows(index + len(self) if index < 0 else index, 1) if -len(self) <= index else []
+            if not found:
+                raise IndexError(index)
+            return found[0]
+        start, stop, step = index.indices(len(self))
+        if step != 1:
+            raise ValueError("worker totals are read a page at a time")
+        return self._rows(start, max(stop - start, 0))
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self[:])
+
+    @staticmethod
+    def _workers_sql(columns: str, tallied: tuple[str, tuple[Any, ...]]) -> str:
+        """`money` (the tally's rows of the study as `columns`) and `shown`: the workers in it or
+        in the standings, joined to their names."""
+        return (
+            f"WITH money ({columns}) AS ({tallied[0]}), "
+            "shown AS (SELECT w.id, w.external_id, u.username, w.market FROM "
+            "(SELECT worker_id FROM money UNION SELECT unnest(%s::integer[])) AS ids "
+            f"JOIN {Worker._meta.db_table} w ON w.id = ids.worker_id JOIN {User._meta.db_table} u ON u.id = w.user_id)"
         )
-        rows.append(
-            {
-                "id": pk,
-                "name": Worker.named(external_id, username),
-                "market": market,
-                "catch_seen": seen,
-                "catch_matched": matched,
-                "catch_accuracy": matched / seen if seen else None,
-                "earned": earned,
-                "paid": paid,
-                "held": held,
-                "refused": refused,
-                "unpaid": earned - paid - held - refused,
-                "catch_only": standing.catch_only,
-            }
+
+    def _params(self, tallied: tuple[str, tuple[Any, ...]], *more: Any) -> tuple[Any, ...]:
+        return (*tallied[1], list(self.standings), *more)
+
+    def _rows(self, offset: int, limit: int) -> list[dict[str, Any]]:
+        flagged = [pk for pk, standing in self.standings.items() if standing.catch_only is not None]
+        zero = "0::numeric"
+        unpaid = (
+            f"coalesce(m.earned, {zero}) - coalesce(m.paid, {zero}) - coalesce(m.held, {zero}) "
+            f"- coalesce(m.refused, {zero})"
         )
-    rows.sort(key=lambda row: (row["catch_only"] is not None, -row["unpaid"], row["name"]))
-    return rows
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"{self._workers_sql('worker_id, earned, paid, held, refused', self._money)} SELECT s.id, s.external_id, s.username, s.market, m.earned, m.paid, "
+                "m.held, m.refused FROM shown s LEFT JOIN money m ON m.worker_id = s.id "
+                f"ORDER BY s.id = ANY(%s::integer[]), {unpaid} DESC, "
+                "coalesce(nullif(s.external_id, ''), s.username) COLLATE \"C\", s.id LIMIT %s OFFSET %s",
+                self._params(self._money, flagged, limit, offset),
+            )
+            found = cursor.fetchall()
+        rows: list[dict[str, Any]] = []
+        for pk, external_id, username, market, *money in found:
+            standing = self.standings.get(pk, CatchStanding())
+            seen, matched = standing.seen, standing.matched
+            earned, paid, held, refused = (Decimal(amount or 0).quantize(CENT) for amount in money)
+            rows.append(
+                {
+                    "id": pk,
+                    "name": Worker.named(external_id, username),
+                    "market": market,
+                    "catch_seen": seen,
+                    "catch_matched": matched,
+                    "catch_accuracy": matched / seen if seen else None,
+                    "earned": earned,
+                    "paid": paid,
+                    "held": held,
+                    "refused": refused,
+                    "unpaid": earned - paid - held - refused,
+                    "catch_only": standing.catch_only,
+                }
+            )
+        return rows
 
 
 def tallied_figures(study: Study) -> dict[str, dict[str, Any]]:
@@ -350,6 +433,7 @@ def _study_summaries_queryset() -> QuerySet[Study]:
     waits = hold_waits("bonus_tallies__study_session__")
     unpaid_count = F("bonus_tallies__earned_count") - F("bonus_tallies__paid_count")
     unpaid_amount = F("bonus_tallies__earned_amount") - F("bonus_tallies__paid_amount")
+    unpaid_now = Q(bonus_tallies__earned_count__gt=F("bonus_tallies__paid_count"))
     return (
         Study.objects.filter(bonus_tallies__isnull=False)
         .distinct()
@@ -358,6 +442,7 @@ def _study_summaries_queryset() -> QuerySet[Study]:
             unpaid_amount=Coalesce(Sum(unpaid_amount, filter=owed), _zero()),
             held_count=Coalesce(Sum(unpaid_count, filter=waits), 0),
             held_amount=Coalesce(Sum(unpaid_amount, filter=waits), _zero()),
+            held_sessions=Count("bonus_tallies__study_session", filter=waits & unpaid_now, distinct=True),
             earned_amount=Coalesce(Sum("bonus_tallies__earned_amount"), _zero()),
             paid_amount=Coalesce(Sum("bonus_tallies__paid_amount"), _zero()),
         )

@@ -2,7 +2,6 @@
 are in `quality.services`, `quality.bonuses` and `quality.selectors`."""
 
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import Any
 
 from django.contrib import messages
@@ -124,9 +123,10 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     unpaid_page = Paginator(lines, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("upage"))
     # Held codes' bonuses wait apart until the hold is decided; none in the summary row, none to list.
     summary: Any = study
-    held = list(bonuses.held_back(study)) if study and summary.held_count else []
+    held = bonuses.held_back_page(study, summary.held_count) if study else []
+    held_page = Paginator(held, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("hpage"))
     # The money per worker is the ledger's now; the catch figures beside it are the figure cache's.
-    totals = bonuses.worker_totals(study, queries.bonus_catch_standings(study)) if study else []
+    totals = bonuses.WorkerTotals(study, queries.bonus_catch_standings(study)) if study else []
     totals_page = Paginator(totals, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("wpage"))
     accounts = bonuses.market_accounts(groups)
     left_out_page = Paginator(accounts["left_out_rows"], BONUS_ROWS_PER_PAGE).get_page(request.GET.get("lpage"))
@@ -157,10 +157,9 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         claimed_by_files=money.get("files", 0),
         set_aside=money.get("aside", []),
         figures=money.get("figures"),
-        held=held,
+        held_page=held_page,
         flags_as_of=flags_as_of,
-        held_total=bonuses.money(sum((entry.amount for entry in held), Decimal(0))),
-        held_sessions=len({entry.study_session_id for entry in held}),
+        held_total=bonuses.money(summary.held_amount) if study else "",
         # A discretionary bonus goes to a participant chosen by the ids the pages show.
         bonus_recipients=queries.bonus_recipients(study) if study else {"rows": [], "total": 0},
         # A dry pool serves no catch trial (never a repeat): the researcher is told here.

@@ -162,3 +162,35 @@ def test_the_cost_page_shows_the_held_column(client, researcher, two_prolific_se
     row = page.split(f'data-study="{study.slug}"', 1)[1].split("</tr>", 1)[0]
     assert 'data-stat="held" data-value="7.00" data-tasks="10"' in row
     assert 'data-stat="spent" data-value="5.00"' in row
+
+
+def test_the_bonus_page_lists_held_bonuses_a_page_at_a_time_with_their_sums_from_the_tally(
+    client, researcher, make_worker
+):
+    dataset = make_dataset()
+    traps = [catch_pair(dataset) for _ in range(15)]
+    study = make_study(dataset)
+    held = []
+    for index in range(2):
+        worker = make_worker(market=Market.PROLIFIC, external_id=f"5f0000000000000000000{index:03d}")
+        session = complete(session_for(study, worker, f"P-HELD-{index}"), held="Same browser as another participant")
+        held += [earn(study, worker, trap, session, CATCH, amount="0.50").pk for trap in traps]
+    free = make_worker(market=Market.PROLIFIC, external_id=FREE_PID)
+    earn(study, free, traps[0], complete(session_for(study, free, "P-FREE")), CATCH)
+    client.force_login(researcher)
+
+    def page(number):
+        return client.get(reverse("dashboard:bonuses"), {"study": study.slug, "hpage": number}).content.decode()
+
+    first, second = page(1), page(2)
+    assert 'id="held-summary">30 bonus(es), <strong id="held-total">15.00 USD' in first
+    assert "of 2\n    session(s) whose completion code is held" in first
+
+    def held_rows(html):
+        table = html.split('id="table-held"', 1)[1].split("</table>", 1)[0]
+        return [int(row.split('"', 1)[0]) for row in table.split('data-bonus="')[1:]]
+
+    shown = [held_rows(first), held_rows(second)]
+    assert [len(rows) for rows in shown] == [25, 5]
+    assert shown[0] + shown[1] == sorted(held)
+    assert 'id="held-pager"' in first and "hpage=2#table-held" in first

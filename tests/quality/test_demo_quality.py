@@ -157,7 +157,7 @@ def demo(first_load):
 def marks_on_bonus_page(client, study):
     page = client.get(reverse("dashboard:bonuses"), {"study": study.slug})
     unpaid = {str(entry.worker): entry.marks for entry in page.context["unpaid_page"]}
-    totals = {row["name"]: row["marks"] for row in page.context["totals"]}
+    totals = {row["name"]: row["marks"] for row in page.context["totals_page"]}
     return unpaid, totals, page.content.decode()
 
 
