@@ -314,6 +314,13 @@ def main():
         default=0,
         help="first bring the bonus page's study to this many unpaid bonuses (discretionary ones, over its sessions)",
     )
+    parser.add_argument(
+        "--in-flight",
+        type=int,
+        default=0,
+        help="then connect that study to Prolific and put this many of its unpaid bonuses in flight "
+        "(claimed and sent by the API, sent in a file, set aside: a quarter each)",
+    )
     args = parser.parse_args()
 
     from bench.run import ensure_database, generate
@@ -370,6 +377,8 @@ def main():
         worker_tally_figures()
     if args.unpaid_bonuses:
         print(f"unpaid bonuses of the bonus page's study: {unpaid_bonuses_at_least(args.unpaid_bonuses):,}")
+    if args.in_flight:
+        print(f"bonuses in flight on the bonus page's study's connection: {bonuses_in_flight(args.in_flight):,}")
     setup_test_environment()
     from django.conf import settings
 
@@ -424,6 +433,47 @@ def unpaid_bonuses_at_least(n):
             batch_size=5000,
         )
     return unpaid.count()
+
+
+def bonuses_in_flight(n):
+    """The bonus page's study connected to Prolific (markets.connections), with `n` of its unpaid
+    bonuses held by payers, as the payment machine leaves them: claimed and sent by the API, sent
+    in a downloaded file, set aside (a quarter each, oldest first). Returns how many are held."""
+    from cryptography.fernet import Fernet
+    from django.conf import settings
+    from django.utils import timezone
+
+    from markets import connections
+    from markets.models import BonusPayment, MarketConnection, Payer, PaymentState
+    from quality.bonuses import study_summaries, unpaid
+
+    study = study_summaries()[0]
+    # The bench's connection is never opened (nothing is sent): a key of its own seals its token.
+    settings.MARKET_CREDENTIALS_KEY = settings.MARKET_CREDENTIALS_KEY or Fernet.generate_key().decode()
+    connection = MarketConnection.objects.filter(study=study).first() or connections.save_connection(
+        study, market="prolific", market_study_id="5fa0000000000000000000b1", token="bench"
+    )
+    held = BonusPayment.objects.filter(connection=connection)
+    missing = n - held.count()
+    if missing > 0:
+        states = [(Payer.API, PaymentState.CLAIMED), (Payer.API, PaymentState.SENT),
+                  (Payer.FILE, PaymentState.SENT), (Payer.API, PaymentState.ASIDE)]  # fmt: skip
+        free = unpaid(study).filter(market_payment__isnull=True).values_list("pk", flat=True)[:missing]
+        BonusPayment.objects.bulk_create(
+            (
+                BonusPayment(
+                    earned_id=pk,
+                    connection=connection,
+                    payer=states[index % 4][0],
+                    state=states[index % 4][1],
+                    request_token=f"nli-bonus-{pk}",
+                    lease_until=timezone.now(),
+                )
+                for index, pk in enumerate(free)
+            ),
+            batch_size=5000,
+        )
+    return held.count()
 
 
 def researcher_pages(superuser, member):

@@ -3,8 +3,10 @@
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet, Sum
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 
+from base.subquery import EqualsAny
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, StudySession
 from quality import bonuses
@@ -44,34 +46,37 @@ def owed_entries(study: Study) -> QuerySet[BonusEntry]:
     return bonuses.unpaid(study).filter(free_of_payers())
 
 
-def _paying(study: Study, **state: Any) -> QuerySet[BonusPayment, Any]:
-    """The earned ids of the study's payments in `state`, from the payments' index by connection and
-    state: a study's payments in one state, not its every unpaid bonus."""
-    return BonusPayment.objects.filter(connection__study=study, **state).values("earned_id")
+def _paying(study: Study, **state: Any) -> EqualsAny:
+    """The bonuses of the study's payments in `state`, as a filter: the payments read from their
+    index by connection and state, then each bonus by its key (`id = ANY(ARRAY(...))`), with no
+    condition on the study beside it (a payment's bonus is its connection's study's: every payer
+    claims that study's owed bonuses). As `id IN (subquery)`, or beside the study's condition, a
+    planner with statistics older than the bonuses read the payments once per unpaid bonus of the
+    study, or every bonus of the study against the list."""
+    payments = BonusPayment.objects.filter(connection__study=study, **state).values("earned_id")
+    return EqualsAny(F("pk"), ArraySubquery(payments))
 
 
 def held_by_files(study: Study) -> QuerySet[BonusEntry]:
     """Bonuses a downloaded payment file sent: the researcher confirms (mark paid) or releases them."""
-    return bonuses.unpaid(study).filter(pk__in=_paying(study, payer=Payer.FILE, state=PaymentState.SENT))
+    return bonuses.unpaid_by_key(_paying(study, payer=Payer.FILE, state=PaymentState.SENT))
 
 
 def held_by_the_api(study: Study) -> QuerySet[BonusEntry]:
     """Bonuses the API payer holds: claimed, or sent and waiting for the market's confirmation
     (its answer lost, or one that proved nothing: unknown)."""
-    return bonuses.unpaid(study).filter(pk__in=_paying(study, payer=Payer.API, state__in=IN_FLIGHT))
+    return bonuses.unpaid_by_key(_paying(study, payer=Payer.API, state__in=IN_FLIGHT))
 
 
 def set_aside(study: Study) -> QuerySet[BonusEntry]:
     """Bonuses whose participant the market refused: paid by hand, or released to be tried again."""
-    return bonuses.unpaid(study).filter(pk__in=_paying(study, state=PaymentState.ASIDE))
+    return bonuses.unpaid_by_key(_paying(study, state=PaymentState.ASIDE))
 
 
 def in_flight_entries(study: Study) -> QuerySet[BonusEntry]:
     """The study's bonuses claimed or sent by a payer (the API, or a downloaded file) and not yet
     confirmed. Payable or not: a hold that came after the money left does not call it back."""
-    return BonusEntry.objects.filter(
-        pk__in=_paying(study, state__in=IN_FLIGHT), study=study, kind=BonusKind.EARNED, payment__isnull=True
-    )
+    return BonusEntry.objects.filter(_paying(study, state__in=IN_FLIGHT), kind=BonusKind.EARNED, payment__isnull=True)
 
 
 def paid_entries(study: Study) -> QuerySet[BonusEntry]:
@@ -116,7 +121,7 @@ def held_by_payers(study: Study) -> QuerySet[BonusEntry]:
     """The study's unpaid, payable bonuses a payer holds (claimed, sent, unsure or set aside): the
     ones `owed_entries` leaves out, found from the study's connection's payments in those states (an
     index of theirs), not from the study's every unpaid bonus."""
-    return bonuses.unpaid(study).filter(pk__in=_paying(study, state__in=HELD))
+    return bonuses.unpaid_by_key(_paying(study, state__in=HELD))
 
 
 def confirmable_by_hand(study: Study, connected: bool | None = None) -> QuerySet[BonusEntry]:

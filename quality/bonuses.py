@@ -21,7 +21,7 @@ from typing import Any, overload
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
-from django.db.models import Count, DecimalField, F, Func, Q, QuerySet, Sum, Value
+from django.db.models import Count, DecimalField, F, Func, Lookup, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce
 
 from audit import services as audit
@@ -138,17 +138,28 @@ def not_payable_open_link(study: Study) -> QuerySet[BonusEntry]:
     return _earned_unpaid(study).filter(study_session__study__open_link_unverified=True)
 
 
-def _earned_unpaid(study: Study) -> QuerySet[BonusEntry]:
+def _unpaid_rows() -> QuerySet[BonusEntry]:
     return (
-        BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
+        BonusEntry.objects.filter(kind=BonusKind.EARNED, payment__isnull=True)
         .select_related("worker__user", "study_session", "pair")
         .order_by("created_at", "id")
     )
 
 
+def _earned_unpaid(study: Study) -> QuerySet[BonusEntry]:
+    return _unpaid_rows().filter(study=study)
+
+
 def unpaid(study: Study) -> QuerySet[BonusEntry]:
     """The study's earned bonuses without a payment that may be paid now (`payable`), oldest first."""
     return _earned_unpaid(study).filter(payable())
+
+
+def unpaid_by_key(named: Lookup[Any]) -> QuerySet[BonusEntry]:
+    """`unpaid`'s rule for the bonuses `named` names by their key (a study's payer's, say:
+    `markets.selectors`), each found by its key alone. With the study's condition beside it, a
+    planner whose statistics predate the study's bonuses walked every one of them instead."""
+    return _unpaid_rows().filter(named).filter(payable())
 
 
 def held_back(study: Study) -> QuerySet[BonusEntry]:
