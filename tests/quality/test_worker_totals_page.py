@@ -42,7 +42,7 @@ def crowd(make_worker):
         if matched:
             bonuses.record_catch_bonuses(worker, session, answers(traps[:matched]))
         workers.append(worker)
-    paid = bonuses.unpaid(study).filter(worker=workers[5]).first()
+    paid = bonuses.unpaid(study).filter(worker=workers[5]).earliest("pk")
     bonuses.mark_paid(study, [paid.pk])
     # One worker with catch answers and no bonus; two flagged catch-only (listed last whatever
     # they are owed).
