@@ -1,10 +1,12 @@
 """Reads of the markets app: what a study's market panel shows."""
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
-from django.db.models import Count, F, Max, Q, QuerySet, Sum
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Q, QuerySet, Sum
 
 from base.subquery import EqualsAny
 from crowd.holds import hold_waits, money_may_go
@@ -57,26 +59,98 @@ def _paying(study: Study, **state: Any) -> EqualsAny:
     return EqualsAny(F("pk"), ArraySubquery(payments))
 
 
+# The payments that put a bonus in each of the machine's sets, asked by the sets' querysets below
+# and by the held bonuses' one read (`held_bonuses`) alike.
+SENT_IN_A_FILE = {"payer": Payer.FILE, "state": PaymentState.SENT}
+HELD_BY_THE_API = {"payer": Payer.API, "state__in": IN_FLIGHT}
+SET_ASIDE = {"state": PaymentState.ASIDE}
+FLYING = {"state__in": IN_FLIGHT}
+HELD = tuple(state for state in PaymentState if state != PaymentState.RELEASED)
+
+
 def held_by_files(study: Study) -> QuerySet[BonusEntry]:
     """Bonuses a downloaded payment file sent: the researcher confirms (mark paid) or releases them."""
-    return bonuses.unpaid_by_key(_paying(study, payer=Payer.FILE, state=PaymentState.SENT))
+    return bonuses.unpaid_by_key(_paying(study, **SENT_IN_A_FILE))
 
 
 def held_by_the_api(study: Study) -> QuerySet[BonusEntry]:
     """Bonuses the API payer holds: claimed, or sent and waiting for the market's confirmation
     (its answer lost, or one that proved nothing: unknown)."""
-    return bonuses.unpaid_by_key(_paying(study, payer=Payer.API, state__in=IN_FLIGHT))
+    return bonuses.unpaid_by_key(_paying(study, **HELD_BY_THE_API))
 
 
 def set_aside(study: Study) -> QuerySet[BonusEntry]:
     """Bonuses whose participant the market refused: paid by hand, or released to be tried again."""
-    return bonuses.unpaid_by_key(_paying(study, state=PaymentState.ASIDE))
+    return bonuses.unpaid_by_key(_paying(study, **SET_ASIDE))
+
+
+def _unpaid_held(study: Study, **state: Any) -> QuerySet[BonusEntry]:
+    return BonusEntry.objects.filter(_paying(study, **state), kind=BonusKind.EARNED, payment__isnull=True)
 
 
 def in_flight_entries(study: Study) -> QuerySet[BonusEntry]:
     """The study's bonuses claimed or sent by a payer (the API, or a downloaded file) and not yet
     confirmed. Payable or not: a hold that came after the money left does not call it back."""
-    return BonusEntry.objects.filter(_paying(study, state__in=IN_FLIGHT), kind=BonusKind.EARNED, payment__isnull=True)
+    return _unpaid_held(study, **FLYING)
+
+
+@dataclass(frozen=True)
+class HeldBonuses:
+    """Unpaid bonuses payers hold, of one session and cause, in the same sets of the payment
+    machine, as the bonus page sums them: how many, their sum and the hash of their ids
+    (`quality.bonus_lines.ids_hash`), and the sets, each asked of its rule in SQL: payable
+    (`quality.bonuses.payable`), in flight, held by the API, sent in a file, set aside, confirmable
+    by hand."""
+
+    session_id: int | None
+    cause: str
+    bonuses: int
+    amount: Decimal
+    ids_hash: int
+    payable: bool
+    in_flight: bool
+    by_the_api: bool
+    by_files: bool
+    aside: bool
+    confirmable: bool
+
+
+SETS = ("is_payable", "is_in_flight", "is_by_the_api", "is_by_files", "is_aside", "is_confirmable")
+
+
+def _paid_as(state: dict[str, Any]) -> Q:
+    return Q(**{f"market_payment__{key}": value for key, value in state.items()})
+
+
+def held_bonuses(study: Study) -> list[HeldBonuses]:
+    """The study's unpaid bonuses a payer holds (in any state but released), payable or not, summed
+    per session, cause and sets in one statement: found by their key from the study's payments
+    (`_paying`), so a row per session and sets, not per bonus. A NULL answer is a no, as a WHERE
+    reads it."""
+
+    def asked(rule: Q) -> ExpressionWrapper[Any]:
+        return ExpressionWrapper(rule, output_field=BooleanField())
+
+    rows = (
+        _unpaid_held(study, state__in=HELD)
+        .annotate(
+            is_payable=asked(bonuses.payable()),
+            is_in_flight=asked(_paid_as(FLYING)),
+            is_by_the_api=asked(_paid_as(HELD_BY_THE_API)),
+            is_by_files=asked(_paid_as(SENT_IN_A_FILE)),
+            is_aside=asked(_paid_as(SET_ASIDE)),
+            is_confirmable=asked(_confirmable_when_connected()),
+        )
+        .order_by()
+        .values("study_session_id", "cause", *SETS)
+        .annotate(n=Count("pk"), total=Sum("amount"), hashed=Sum(bonuses.IdHash("pk")))
+        .order_by("study_session_id", "cause", *SETS)
+        .values_list("study_session_id", "cause", "n", "total", "hashed", *SETS)
+    )
+    return [
+        HeldBonuses(session, cause, n, total, int(hashed), *(bool(answer) for answer in sets))
+        for session, cause, n, total, hashed, *sets in rows
+    ]
 
 
 def paid_entries(study: Study) -> QuerySet[BonusEntry]:
@@ -84,44 +158,35 @@ def paid_entries(study: Study) -> QuerySet[BonusEntry]:
     return BonusEntry.objects.filter(study=study, kind=BonusKind.PAID)
 
 
-def _figure(rows: QuerySet[BonusEntry]) -> dict[str, Any]:
-    row = rows.aggregate(n=Count("id"), total=Sum("amount"))
-    return {"n": row["n"], "total": row["total"] or Decimal("0")}
+def _figure(held: Iterable[HeldBonuses]) -> dict[str, Any]:
+    groups = list(held)
+    return {"n": sum(group.bonuses for group in groups), "total": sum((group.amount for group in groups), Decimal("0"))}
 
 
-def machine_figures(study: Study, *, connected: bool | None = None) -> dict[str, dict[str, Any]]:
+def machine_figures(
+    study: Study, *, connected: bool | None = None, held: list[HeldBonuses] | None = None
+) -> dict[str, dict[str, Any]]:
     """Count and amount of the study's bonuses in each state of the payment machine, by the one
     rule: owed (no payer holds it), in flight (claimed or sent, by the API or a downloaded file),
     set aside, paid (the ledger). A study without a connection has owed and paid only (`connected`:
     whether it has one, when the caller knows). The unpaid and paid money is the ledger's tally's;
-    only the bonuses a payer holds are read one by one."""
+    the bonuses a payer holds are read one by one, once (`held`: `held_bonuses`, when the caller
+    read them)."""
     if connected is None:
         connected = MarketConnection.objects.filter(study=study).exists()
     tallied = bonuses.tallied_figures(study)
     if not connected:
-        return {
-            "owed": tallied["unpaid"],
-            "in_flight": _figure(BonusEntry.objects.none()),
-            "aside": _figure(BonusEntry.objects.none()),
-            "paid": tallied["paid"],
-        }
-    held = _figure(held_by_payers(study))
+        return {"owed": tallied["unpaid"], "in_flight": _figure([]), "aside": _figure([]), "paid": tallied["paid"]}
+    if held is None:
+        held = held_bonuses(study)
+    # Owed: the tally's unpaid payable bonuses less the payable ones a payer holds.
+    taken = _figure(bonus for bonus in held if bonus.payable)
     return {
-        "owed": {"n": tallied["unpaid"]["n"] - held["n"], "total": tallied["unpaid"]["total"] - held["total"]},
-        "in_flight": _figure(in_flight_entries(study)),
-        "aside": _figure(set_aside(study)),
+        "owed": {"n": tallied["unpaid"]["n"] - taken["n"], "total": tallied["unpaid"]["total"] - taken["total"]},
+        "in_flight": _figure(bonus for bonus in held if bonus.in_flight),
+        "aside": _figure(bonus for bonus in held if bonus.payable and bonus.aside),
         "paid": tallied["paid"],
     }
-
-
-HELD = tuple(state for state in PaymentState if state != PaymentState.RELEASED)
-
-
-def held_by_payers(study: Study) -> QuerySet[BonusEntry]:
-    """The study's unpaid, payable bonuses a payer holds (claimed, sent, unsure or set aside): the
-    ones `owed_entries` leaves out, found from the study's connection's payments in those states (an
-    index of theirs), not from the study's every unpaid bonus."""
-    return bonuses.unpaid_by_key(_paying(study, state__in=HELD))
 
 
 def confirmable_by_hand(study: Study, connected: bool | None = None) -> QuerySet[BonusEntry]:
@@ -144,31 +209,46 @@ def _confirmable_when_connected() -> Q:
     )
 
 
-def confirmable_groups(study: Study, connected: bool) -> list[UnpaidGroup]:
+def confirmable_groups(study: Study, connected: bool, held: list[HeldBonuses] | None = None) -> list[UnpaidGroup]:
     """`confirmable_by_hand` per worker, session and cause (`quality.bonuses.tallied_groups`): the
-    tally's groups less the held bonuses no researcher may mark paid, read one by one."""
+    tally's groups less the held payable bonuses no researcher may mark paid (`held`: the study's
+    `held_bonuses`, when the caller read them)."""
     if not connected:
         return bonuses.tallied_groups(study)
-    return bonuses.tallied_groups(study, less=held_by_payers(study).exclude(_confirmable_when_connected()))
+    if held is None:
+        held = held_bonuses(study)
+    kept_from_hand = [
+        (group.session_id, group.cause, group.bonuses, group.amount, group.ids_hash)
+        for group in held
+        if group.payable and not group.confirmable
+    ]
+    return bonuses.tallied_groups(study, less=kept_from_hand)
+
+
+# How many set-aside bonuses the bonus page names with the market's reason.
+ASIDE_NAMED = 20
 
 
 def bonus_page_money(study: Study) -> dict[str, Any]:
     """The bonus page's money by the one rule: what may be confirmed by hand (owed, sent by a
     downloaded file, or set aside) as rows and as groups, how many bonuses the API payer holds and
-    files sent, what was set aside, and the machine's figures (owed, in flight, set aside, paid)."""
+    files sent, the first ASIDE_NAMED set aside, and the machine's figures (owed, in flight, set
+    aside, paid), the bonuses payers hold read once."""
     connected = MarketConnection.objects.filter(study=study).exists()
-    figures = machine_figures(study, connected=connected)
+    held = held_bonuses(study) if connected else []
+    figures = machine_figures(study, connected=connected, held=held)
     confirmable = {
         "confirmable": confirmable_by_hand(study, connected),
-        "confirmable_groups": confirmable_groups(study, connected),
+        "confirmable_groups": confirmable_groups(study, connected, held),
     }
     if not connected:
         return {**confirmable, "api": 0, "files": 0, "aside": [], "figures": figures}
     return {
         **confirmable,
-        "api": held_by_the_api(study).count(),
-        "files": held_by_files(study).count(),
-        "aside": list(set_aside(study).select_related("market_payment")),
+        "api": sum(group.bonuses for group in held if group.payable and group.by_the_api),
+        "files": sum(group.bonuses for group in held if group.payable and group.by_files),
+        # The first few set aside, each with the market's reason; the figures count them all.
+        "aside": list(set_aside(study).select_related("market_payment")[:ASIDE_NAMED]),
         "figures": figures,
     }
 

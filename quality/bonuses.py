@@ -560,11 +560,13 @@ def unpaid_groups(entries: QuerySet[BonusEntry]) -> list[UnpaidGroup]:
     return _with_their_lines(grouped)
 
 
-def tallied_groups(study: Study, *, less: QuerySet[BonusEntry] | None = None) -> list[UnpaidGroup]:
+def tallied_groups(
+    study: Study, *, less: Iterable[tuple[int | None, str, int, Decimal, int]] = ()
+) -> list[UnpaidGroup]:
     """The study's unpaid, payable bonuses (`unpaid`) per worker, session and cause, read from the
     ledger's tally: one row per group, whatever the number of bonuses. `less`: bonuses of that set
-    to leave out (those a payer holds, say), read one by one and taken from their groups' counts,
-    sums and hashes; a group left empty is dropped."""
+    to leave out (those a payer holds, say), as (session id, cause, how many, their sum, their ids'
+    hash), taken from their groups' counts, sums and hashes; a group left empty is dropped."""
     tallies = (
         BonusTally.objects.filter(study=study, earned_count__gt=F("paid_count"))
         .filter(payable())
@@ -579,9 +581,10 @@ def tallied_groups(study: Study, *, less: QuerySet[BonusEntry] | None = None) ->
         .values_list("worker_id", "study_session_id", "cause", "bonuses", "amount", "ids_hash")
     )
     groups = _with_their_lines(tallies)
-    if less is None:
-        return groups
-    taken = {(g.session_id, g.cause_key): g for g in unpaid_groups(less)}
+    taken: dict[tuple[int | None, str], tuple[int, Decimal, int]] = {}
+    for session_id, cause, count, amount, hashed in less:
+        n, total, hashes = taken.get((session_id, cause), (0, Decimal(0), 0))
+        taken[(session_id, cause)] = (n + count, total + amount, hashes + hashed)
     if not taken:
         return groups
     kept = []
@@ -589,13 +592,13 @@ def tallied_groups(study: Study, *, less: QuerySet[BonusEntry] | None = None) ->
         gone = taken.get((group.session_id, group.cause_key))
         if gone is None:
             kept.append(group)
-        elif gone.bonuses < group.bonuses:
+        elif gone[0] < group.bonuses:
             kept.append(
                 dataclasses.replace(
                     group,
-                    bonuses=group.bonuses - gone.bonuses,
-                    amount=group.amount - gone.amount,
-                    ids_hash=str(int(group.ids_hash) - int(gone.ids_hash)),
+                    bonuses=group.bonuses - gone[0],
+                    amount=group.amount - gone[1],
+                    ids_hash=str(int(group.ids_hash) - gone[2]),
                 )
             )
     return kept

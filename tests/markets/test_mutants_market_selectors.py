@@ -30,6 +30,7 @@ from markets.models import (
     SessionReview,
 )
 from quality import bonuses
+from quality.bonus_lines import ids_hash
 from quality.guessers import GUESSER
 from quality.models import BonusCause, BonusEntry, BonusKind
 
@@ -225,6 +226,50 @@ def test_the_bonus_page_confirms_by_hand_what_no_payer_holds_what_files_sent_and
     assert money["confirmable_groups"] == bonuses.unpaid_groups(money["confirmable"])
     assert [group.bonuses for group in money["confirmable_groups"]] == [4]
     assert set(money) == {"confirmable", "confirmable_groups", "api", "files", "aside", "figures"}
+
+
+def test_the_held_bonuses_one_read_sums_each_set_as_its_queryset_lists_it(book):
+    study, rows = book
+    held = selectors.held_bonuses(study)
+
+    def summed(*sets: str) -> tuple[int, Decimal, int]:
+        groups = [group for group in held if all(getattr(group, name) for name in sets)]
+        total = sum((group.amount for group in groups), Decimal("0"))
+        return sum(group.bonuses for group in groups), total, sum(group.ids_hash for group in groups)
+
+    def listed(entries) -> tuple[int, Decimal, int]:
+        entries = list(entries)
+        return len(entries), sum((e.amount for e in entries), Decimal("0")), int(ids_hash(e.pk for e in entries))
+
+    # Every unpaid bonus a payer holds (not released, not paid), payable or not; nothing else.
+    in_hand = ["api_claimed", "api_sent", "api_unknown", "file_sent", "file_claimed", "aside", "held_sent"]
+    assert summed() == listed(rows[name] for name in in_hand)
+    assert summed("payable") == listed(rows[name] for name in in_hand if name != "held_sent")
+    assert summed("in_flight") == listed(selectors.in_flight_entries(study))
+    assert summed("payable", "by_the_api") == listed(selectors.held_by_the_api(study))
+    assert summed("payable", "by_files") == listed(selectors.held_by_files(study))
+    assert summed("payable", "aside") == listed(selectors.set_aside(study))
+    held_by_hand = [
+        e for e in selectors.confirmable_by_hand(study, connected=True) if e.pk in ids(rows[n] for n in in_hand)
+    ]
+    assert summed("payable", "confirmable") == listed(held_by_hand) != (0, Decimal("0"), 0)
+    # One row per session, cause and sets: the two sessions' bonuses apart.
+    assert {group.session_id for group in held} == {rows["aside"].study_session_id, rows["held_sent"].study_session_id}
+
+
+def test_the_bonus_page_names_the_first_set_aside_bonuses_and_counts_them_all():
+    study = make_study()
+    connection = connect(study)
+    done = visit(study, "done")
+    aside = [
+        paying(earned(study, done, "0.10"), connection, PaymentState.ASIDE, last_error=f"Refused {n}")
+        for n in range(selectors.ASIDE_NAMED + 2)
+    ]
+
+    money = selectors.bonus_page_money(study)
+
+    assert ids(money["aside"]) == ids(aside[: selectors.ASIDE_NAMED])
+    assert money["figures"]["aside"] == figure(len(aside), f"{Decimal('0.10') * len(aside):.2f}")
 
 
 def test_every_study_is_listed_by_slug_with_its_own_connection_or_none():
