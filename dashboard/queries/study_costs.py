@@ -5,14 +5,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import F, Q, Sum
+from django.db.models import BooleanField, ExpressionWrapper, F, Q, Sum
 
 from crowd.holds import hold_waits
 from crowd.models import Study
 from crowd.selectors import counted_sessions
-from markets.models import IN_FLIGHT, BonusPayment
+from markets import selectors as market_selectors
 from quality import bonuses
-from quality.models import BonusEntry, BonusKind, BonusTally
+from quality.models import BonusTally
 
 from .costs import Money, sum_of_amounts
 
@@ -105,18 +105,19 @@ def costs(
         )
         .order_by()
     )
-    in_flight = BonusPayment.objects.filter(connection__study=of_study, state__in=IN_FLIGHT).values("earned_id")
     sent = (
         {}
         if not connected
         else {
             (row["cause"], row["currency"]): row
-            for row in BonusEntry.objects.filter(
-                pk__in=in_flight, study=of_study, study_session__in=counted, kind=BonusKind.EARNED, payment__isnull=True
-            )
-            .values("cause", "currency")
+            for row in market_selectors.in_flight_entries(of_study)
+            # Asked of each bonus found by key, not a filter: as a filter, a planner with stale
+            # statistics walked the counted sessions' every bonus instead.
+            .annotate(counted=ExpressionWrapper(Q(study_session__in=counted), output_field=BooleanField()))
+            .values("cause", "currency", "counted")
             .annotate(approved=sum_of_amounts(Q()), payable=sum_of_amounts(bonuses.payable()))
             .order_by()
+            if row["counted"]
         }
     )
     by_key: dict[str, CauseCost] = {}
