@@ -170,8 +170,8 @@ def machine_figures(
     rule: owed (no payer holds it), in flight (claimed or sent, by the API or a downloaded file),
     set aside, paid (the ledger). A study without a connection has owed and paid only (`connected`:
     whether it has one, when the caller knows). The unpaid and paid money is the ledger's tally's;
-    the bonuses a payer holds are read one by one, once (`held`: `held_bonuses`, when the caller
-    read them)."""
+    the bonuses a payer holds are read once, summed per session, cause and set (`held`:
+    `held_bonuses`, when the caller read them)."""
     if connected is None:
         connected = MarketConnection.objects.filter(study=study).exists()
     tallied = bonuses.tallied_figures(study)
@@ -180,11 +180,11 @@ def machine_figures(
     if held is None:
         held = held_bonuses(study)
     # Owed: the tally's unpaid payable bonuses less the payable ones a payer holds.
-    taken = _figure(bonus for bonus in held if bonus.payable)
+    taken = _figure(group for group in held if group.payable)
     return {
         "owed": {"n": tallied["unpaid"]["n"] - taken["n"], "total": tallied["unpaid"]["total"] - taken["total"]},
-        "in_flight": _figure(bonus for bonus in held if bonus.in_flight),
-        "aside": _figure(bonus for bonus in held if bonus.payable and bonus.aside),
+        "in_flight": _figure(group for group in held if group.in_flight),
+        "aside": _figure(group for group in held if group.payable and group.aside),
         "paid": tallied["paid"],
     }
 

@@ -381,10 +381,11 @@ class WorkerTotals(Sequence[dict[str, Any]]):
             f"coalesce(m.earned, {zero}) - coalesce(m.paid, {zero}) - coalesce(m.held, {zero}) "
             f"- coalesce(m.refused, {zero})"
         )
+        workers = self._workers_sql("worker_id, earned, paid, held, refused", self._money)
         with connection.cursor() as cursor:
             cursor.execute(
-                f"{self._workers_sql('worker_id, earned, paid, held, refused', self._money)} SELECT s.id, s.external_id, s.username, s.market, m.earned, m.paid, "
-                "m.held, m.refused FROM shown s LEFT JOIN money m ON m.worker_id = s.id "
+                f"{workers} SELECT s.id, s.external_id, s.username, s.market, m.earned, m.paid, m.held, m.refused "
+                "FROM shown s LEFT JOIN money m ON m.worker_id = s.id "
                 f"ORDER BY s.id = ANY(%s::integer[]), {unpaid} DESC, "
                 "coalesce(nullif(s.external_id, ''), s.username) COLLATE \"C\", s.id LIMIT %s OFFSET %s",
                 self._params(self._money, flagged, limit, offset),
