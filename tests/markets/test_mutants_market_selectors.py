@@ -224,6 +224,8 @@ def test_the_bonus_page_confirms_by_hand_what_no_payer_holds_what_files_sent_and
     assert money["figures"] == selectors.machine_figures(study)
     # The tally's groups less what the API payer and an unsent file hold: the rows' own groups.
     assert money["confirmable_groups"] == bonuses.unpaid_groups(money["confirmable"])
+    # Asked alone, the groups read what payers hold themselves, to the same answer.
+    assert selectors.confirmable_groups(study, True) == money["confirmable_groups"]
     assert [group.bonuses for group in money["confirmable_groups"]] == [4]
     assert set(money) == {"confirmable", "confirmable_groups", "api", "files", "aside", "figures"}
 

@@ -175,6 +175,8 @@ def test_the_bonus_page_lists_held_bonuses_a_page_at_a_time_with_their_sums_from
         worker = make_worker(market=Market.PROLIFIC, external_id=f"5f0000000000000000000{index:03d}")
         session = complete(session_for(study, worker, f"P-HELD-{index}"), held="Same browser as another participant")
         held += [earn(study, worker, trap, session, CATCH, amount="0.50").pk for trap in traps]
+    # A second cause in the last held session: two tally rows, one session.
+    held.append(earn(study, worker, None, session, "Thanks for the careful work", amount="1.00").pk)
     free = make_worker(market=Market.PROLIFIC, external_id=FREE_PID)
     earn(study, free, traps[0], complete(session_for(study, free, "P-FREE")), CATCH)
     client.force_login(researcher)
@@ -183,7 +185,7 @@ def test_the_bonus_page_lists_held_bonuses_a_page_at_a_time_with_their_sums_from
         return client.get(reverse("dashboard:bonuses"), {"study": study.slug, "hpage": number}).content.decode()
 
     first, second = page(1), page(2)
-    assert 'id="held-summary">30 bonus(es), <strong id="held-total">15.00 USD' in first
+    assert 'id="held-summary">31 bonus(es), <strong id="held-total">16.00 USD' in first
     assert "of 2\n    session(s) whose completion code is held" in first
 
     def held_rows(html):
@@ -191,6 +193,6 @@ def test_the_bonus_page_lists_held_bonuses_a_page_at_a_time_with_their_sums_from
         return [int(row.split('"', 1)[0]) for row in table.split('data-bonus="')[1:]]
 
     shown = [held_rows(first), held_rows(second)]
-    assert [len(rows) for rows in shown] == [25, 5]
+    assert [len(rows) for rows in shown] == [25, 6]
     assert shown[0] + shown[1] == sorted(held)
     assert 'id="held-pager"' in first and "hpage=2#table-held" in first

@@ -124,3 +124,17 @@ def test_worker_totals_read_one_row_from_either_end_and_iterate_in_one_read(crow
     with CaptureQueriesContext(connection) as ctx:
         assert list(totals) == whole
     assert len(ctx) == 1  # counted already: the rows in one statement
+
+
+def test_worker_totals_count_and_list_only_the_studys_workers_and_cut_empty_slices_empty(crowd, make_worker):
+    other = make_study(crowd.study.dataset, bonus="0.25", slug="other-study")
+    stranger = make_worker(username="stranger")
+    bonuses.give_discretionary_bonus(session_for(other, stranger, "O1"), "5.00", "Thanks.")
+    totals = bonuses.WorkerTotals(crowd.study, crowd.standings)
+
+    assert len(totals) == len(NAMES)
+    assert "stranger" not in [row["name"] for row in totals]
+    assert totals[3:3] == [] and totals[len(NAMES) : len(NAMES) + 5] == []
+    with pytest.raises(ValueError, match="a page at a time"):
+        totals[::2]
+    assert {row["market"] for row in totals} == {crowd.workers[0].market}
