@@ -249,6 +249,39 @@ class BonusPayment(models.Model):
         return f"payment of bonus {self.earned_id}: {self.state}"
 
 
+class HeldBonusTally(models.Model):
+    """The bonuses payers hold, summed per connection, session, cause, payer and state: how many,
+    their amount and the sum of their ids' hashes (`quality.bonus_lines.ids_hash`). Kept by triggers
+    on the payments (PostgreSQL), so a study's held bonuses are read as a row per session and state,
+    not one per bonus. A group whose payments all left keeps a row of zeros. Never written by the
+    application."""
+
+    # The payments' own keys guard these; the unique constraint, led by the connection, is the one index.
+    connection = models.ForeignKey(
+        MarketConnection, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    study_session = models.ForeignKey(
+        "crowd.StudySession", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    cause = models.CharField(max_length=12)
+    payer = models.CharField(max_length=4, choices=Payer.choices)
+    state = models.CharField(max_length=8, choices=PaymentState.choices)
+    bonuses = models.IntegerField()
+    amount = models.DecimalField(max_digits=14, decimal_places=2)
+    ids_hash = models.DecimalField(max_digits=40, decimal_places=0)
+
+    class Meta:
+        verbose_name_plural = "held bonus tallies"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["connection", "study_session", "cause", "payer", "state"], name="one_held_bonus_tally_per_group"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.connection_id}/{self.study_session_id} {self.cause} {self.payer} {self.state}: {self.bonuses}"
+
+
 class WebhookDelivery(models.Model):
     """A market event received and acted on; its signature is unique, so a replay is refused."""
 

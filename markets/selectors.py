@@ -6,7 +6,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Q, QuerySet, Sum
+from django.db.models import BooleanField, ExpressionWrapper, F, Max, Q, QuerySet, Sum
 
 from base.subquery import EqualsAny
 from crowd.holds import hold_waits, money_may_go
@@ -21,6 +21,7 @@ from .models import (
     BatchState,
     BonusBatch,
     BonusPayment,
+    HeldBonusTally,
     MarketCall,
     MarketConnection,
     Payer,
@@ -119,31 +120,38 @@ SETS = ("is_payable", "is_in_flight", "is_by_the_api", "is_by_files", "is_aside"
 
 
 def _paid_as(state: dict[str, Any]) -> Q:
+    """The bonuses whose payment is in `state` (one of the sets above), as a filter on the ledger."""
     return Q(**{f"market_payment__{key}": value for key, value in state.items()})
+
+
+def _held_as(state: dict[str, Any]) -> Q:
+    """The held bonuses' tally rows of payments in `state`, as a filter on the tally."""
+    return Q(**state)
 
 
 def held_bonuses(study: Study) -> list[HeldBonuses]:
     """The study's unpaid bonuses a payer holds (in any state but released), payable or not, summed
-    per session, cause and sets in one statement: found by their key from the study's payments
-    (`_paying`), so a row per session and sets, not per bonus. A NULL answer is a no, as a WHERE
-    reads it."""
+    per session, cause and sets in one statement from the held bonuses' tally (`HeldBonusTally`,
+    kept by triggers on the payments): a row per session and state, not per bonus. Each set is asked
+    of its payments' rule (`_held_as`); payable is `quality.bonuses.payable`, asked of the session."""
 
     def asked(rule: Q) -> ExpressionWrapper[Any]:
         return ExpressionWrapper(rule, output_field=BooleanField())
 
     rows = (
-        _unpaid_held(study, state__in=HELD)
+        HeldBonusTally.objects.filter(connection__study=study, state__in=HELD)
+        .exclude(bonuses=0)
         .annotate(
             is_payable=asked(bonuses.payable()),
-            is_in_flight=asked(_paid_as(FLYING)),
-            is_by_the_api=asked(_paid_as(HELD_BY_THE_API)),
-            is_by_files=asked(_paid_as(SENT_IN_A_FILE)),
-            is_aside=asked(_paid_as(SET_ASIDE)),
-            is_confirmable=asked(_confirmable_when_connected()),
+            is_in_flight=asked(_held_as(FLYING)),
+            is_by_the_api=asked(_held_as(HELD_BY_THE_API)),
+            is_by_files=asked(_held_as(SENT_IN_A_FILE)),
+            is_aside=asked(_held_as(SET_ASIDE)),
+            is_confirmable=asked(_confirmable_of_held()),
         )
         .order_by()
         .values("study_session_id", "cause", *SETS)
-        .annotate(n=Count("pk"), total=Sum("amount"), hashed=Sum(bonuses.IdHash("pk")))
+        .annotate(n=Sum("bonuses"), total=Sum("amount"), hashed=Sum("ids_hash"))
         .order_by("study_session_id", "cause", *SETS)
         .values_list("study_session_id", "cause", "n", "total", "hashed", *SETS)
     )
@@ -201,12 +209,15 @@ def confirmable_by_hand(study: Study, connected: bool | None = None) -> QuerySet
     return bonuses.unpaid(study).filter(_confirmable_when_connected())
 
 
+# With a connection, a researcher may mark paid by hand what no payer holds, what a downloaded file
+# sent and what was set aside, never what the API payer holds.
 def _confirmable_when_connected() -> Q:
-    return (
-        free_of_payers()
-        | Q(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.SENT)
-        | Q(market_payment__state=PaymentState.ASIDE)
-    )
+    return free_of_payers() | _paid_as(SENT_IN_A_FILE) | _paid_as(SET_ASIDE)
+
+
+def _confirmable_of_held() -> Q:
+    """`_confirmable_when_connected` of the held bonuses' tally (which holds no bonus free of payers)."""
+    return _held_as(SENT_IN_A_FILE) | _held_as(SET_ASIDE)
 
 
 def confirmable_groups(study: Study, connected: bool, held: list[HeldBonuses] | None = None) -> list[UnpaidGroup]:
@@ -248,9 +259,27 @@ def bonus_page_money(study: Study) -> dict[str, Any]:
         "api": sum(group.bonuses for group in held if group.payable and group.by_the_api),
         "files": sum(group.bonuses for group in held if group.payable and group.by_files),
         # The first few set aside, each with the market's reason; the figures count them all.
-        "aside": list(set_aside(study).select_related("market_payment")[:ASIDE_NAMED]),
+        "aside": first_set_aside(study, ASIDE_NAMED),
         "figures": figures,
     }
+
+
+def first_set_aside(study: Study, most: int) -> list[BonusEntry]:
+    """The first `most` of `set_aside`, in the order payers took them, each with its payment: read
+    from the payments by their index, each bonus by its key, so sized by `most`, not by the bonuses
+    set aside. (A payment holds an unpaid earned bonus: the database refuses any other.)"""
+    first = (
+        BonusPayment.objects.filter(connection__study=study, **SET_ASIDE)
+        .filter(bonuses.payable("earned__"))
+        .select_related("earned__worker__user")
+        .order_by("pk")[:most]
+    )
+    entries = []
+    for payment in first:
+        entry = payment.earned
+        entry.market_payment = payment
+        entries.append(entry)
+    return entries
 
 
 def connected_studies() -> list[Study]:
@@ -294,17 +323,18 @@ def panel(study: Study) -> dict[str, Any]:
 def last_refusals(study: Study, most: int = 5) -> list[str]:
     """The market's words for the study's latest refused bonuses (released to be tried again), each
     said once, newest first: many bonuses of one participant are refused for one reason."""
+    # From the study's payments by their index (a payment holds an unpaid earned bonus: the database
+    # refuses any other), each bonus by its key; from the bonuses, a planner with statistics older
+    # than them read every bonus of the study.
     refused = (
-        BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
-        .filter(market_payment__state=PaymentState.RELEASED)
-        .exclude(market_payment__last_error="")
-        # Without the model's ordering, whose columns would join the grouping.
+        BonusPayment.objects.filter(connection__study=study, state=PaymentState.RELEASED, earned__study=study)
+        .exclude(last_error="")
         .order_by()
-        .values("market_payment__last_error")
-        .annotate(latest=Max("market_payment__pk"))
+        .values("last_error")
+        .annotate(latest=Max("pk"))
         .order_by("-latest")
     )
-    return [row["market_payment__last_error"] for row in refused[:most]]
+    return [row["last_error"] for row in refused[:most]]
 
 
 def unsure_batches(connection: MarketConnection) -> list[BonusBatch]:

@@ -9,6 +9,8 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.db import connection as db_connection
 from django.utils import timezone
 
 from corpus.models import Market, Worker
@@ -130,9 +132,6 @@ def book():
         "held_sent": paying(earned(study, waiting, "10.24"), connection, PaymentState.SENT),
     }
     rows["paid"] = paid(rows["confirmed"])
-    # A paid bonus is in flight no more, whatever row of the payment machine was left behind.
-    paying(rows["confirmed"], connection, PaymentState.SENT, Payer.FILE)
-    paying(rows["paid"], connection, PaymentState.CLAIMED)
     other = make_study("other-study")
     other_connection = connect(other)
     stranger = visit(other, "stranger")
@@ -162,6 +161,35 @@ def test_each_state_lists_its_own_bonuses_of_the_study(book):
     in_flight = ["api_claimed", "api_sent", "api_unknown", "file_sent", "file_claimed", "held_sent"]
     assert sorted(ids(selectors.in_flight_entries(study))) == sorted(ids(rows[name] for name in in_flight))
     assert ids(selectors.paid_entries(study)) == ids([rows["paid"]])
+
+
+def test_no_payer_may_hold_a_paid_bonus_nor_a_bonus_be_paid_while_a_payer_holds_it(book):
+    study, rows = book
+    connection = MarketConnection.objects.get(study=study)
+    before = selectors.machine_figures(study)
+    with db_connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # checked at each statement, not at the commit
+    strays = {
+        "a paid bonus held by a file": lambda: paying(rows["confirmed"], connection, PaymentState.SENT, Payer.FILE),
+        "a paid row held by the API": lambda: paying(rows["paid"], connection, PaymentState.CLAIMED),
+        "a bonus the API holds paid": lambda: paid(rows["api_sent"]),
+        "a set-aside bonus paid and still held": lambda: paid(rows["aside"]),
+    }
+    for name, stray in strays.items():
+        with pytest.raises(IntegrityError, match="paid"), transaction.atomic():
+            stray()
+        assert selectors.machine_figures(study) == before, name
+    # Paid, then its payment deleted in the same transaction, as the payment machine confirms it:
+    # checked at the commit, allowed.
+    with db_connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+    with transaction.atomic():
+        paid(rows["aside"])
+        BonusPayment.objects.filter(earned=rows["aside"]).delete()
+    with db_connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    after = selectors.machine_figures(study)
+    assert after["aside"] == figure(0, "0") and after["paid"] == figure(2, "3.84")
 
 
 def test_a_connected_studys_figures_count_and_add_up_each_state(book):
@@ -327,13 +355,11 @@ def test_the_panels_money_and_the_refusals_it_names_are_the_studys_own(book):
     study, rows = book
     connection = MarketConnection.objects.get(study=study)
     paying(earned(study, rows["free"].study_session, "0.01"), connection, PaymentState.RELEASED)
-    confirmed = earned(study, rows["free"].study_session, "0.01")
-    paying(confirmed, connection, PaymentState.RELEASED, last_error="Released before it was confirmed")
-    paying(paid(confirmed), connection, PaymentState.RELEASED, last_error="A paid row")
+    # (A payment of a paid bonus, whose refusal would not be the study's to name, the database refuses.)
 
     panel = selectors.panel(study)
 
-    assert panel["money"] == {"owed": figure(3, "0.04"), "in_flight": figure(6, "11.48"), "paid": figure(2, "2.57")}
+    assert panel["money"] == {"owed": figure(3, "0.04"), "in_flight": figure(6, "11.48"), "paid": figure(1, "2.56")}
     assert panel["refused"] == ["Incorrect id: nobody"]
 
 
