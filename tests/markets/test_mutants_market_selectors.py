@@ -291,6 +291,10 @@ def test_the_bonus_page_names_the_first_set_aside_bonuses_and_counts_them_all():
     study = make_study()
     connection = connect(study)
     done = visit(study, "done")
+    waiting = visit(study, "waiting")
+    hold(waiting, GUESSER, "Labels at chance so far (sequential guesser test).")
+    # Set aside first, but its session's code is held: not payable, so neither named nor counted.
+    paying(earned(study, waiting, "0.10"), connection, PaymentState.ASIDE, last_error="Refused, and held")
     aside = [
         paying(earned(study, done, "0.10"), connection, PaymentState.ASIDE, last_error=f"Refused {n}")
         for n in range(selectors.ASIDE_NAMED + 2)
@@ -299,6 +303,7 @@ def test_the_bonus_page_names_the_first_set_aside_bonuses_and_counts_them_all():
     money = selectors.bonus_page_money(study)
 
     assert ids(money["aside"]) == ids(aside[: selectors.ASIDE_NAMED])
+    assert [entry.market_payment.last_error for entry in money["aside"][:2]] == ["Refused 0", "Refused 1"]
     assert money["figures"]["aside"] == figure(len(aside), f"{Decimal('0.10') * len(aside):.2f}")
 
 
