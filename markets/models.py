@@ -250,11 +250,11 @@ class BonusPayment(models.Model):
 
 
 class HeldBonusTally(models.Model):
-    """The bonuses payers hold, summed per connection, session, cause, payer and state: how many,
-    their amount and the sum of their ids' hashes (`quality.bonus_lines.ids_hash`). Kept by triggers
-    on the payments (PostgreSQL), so a study's held bonuses are read as a row per session and state,
-    not one per bonus. A group whose payments all left keeps a row of zeros. Never written by the
-    application."""
+    """The bonuses payers hold, summed per connection, session, cause, currency, payer and state: how
+    many, their amount and the sum of their ids' hashes (`quality.bonus_lines.ids_hash`). Kept by
+    triggers on the payments (PostgreSQL), so a study's held bonuses are read as a row per session
+    and state, not one per bonus. A group whose payments all left keeps a row of zeros. Never
+    written by the application."""
 
     # The payments' own keys guard these; the unique constraint, led by the connection, is the one index.
     connection = models.ForeignKey(
@@ -264,6 +264,7 @@ class HeldBonusTally(models.Model):
         "crowd.StudySession", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
     cause = models.CharField(max_length=12)
+    currency = models.CharField(max_length=3)
     payer = models.CharField(max_length=4, choices=Payer.choices)
     state = models.CharField(max_length=8, choices=PaymentState.choices)
     bonuses = models.IntegerField()
@@ -274,7 +275,8 @@ class HeldBonusTally(models.Model):
         verbose_name_plural = "held bonus tallies"
         constraints = [
             models.UniqueConstraint(
-                fields=["connection", "study_session", "cause", "payer", "state"], name="one_held_bonus_tally_per_group"
+                fields=["connection", "study_session", "cause", "currency", "payer", "state"],
+                name="one_held_bonus_tally_per_group",
             )
         ]
 

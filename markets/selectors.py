@@ -89,6 +89,12 @@ def _unpaid_held(study: Study, **state: Any) -> QuerySet[BonusEntry]:
     return BonusEntry.objects.filter(_paying(study, **state), kind=BonusKind.EARNED, payment__isnull=True)
 
 
+def in_flight_tally(study: Study) -> QuerySet[HeldBonusTally]:
+    """`in_flight_entries` summed: the held bonuses' tally rows of the study's payments in flight
+    (a row per session, cause, currency, payer and state), for a reader that sums their amounts."""
+    return HeldBonusTally.objects.filter(connection__study=study, **FLYING).exclude(bonuses=0)
+
+
 def in_flight_entries(study: Study) -> QuerySet[BonusEntry]:
     """The study's bonuses claimed or sent by a payer (the API, or a downloaded file) and not yet
     confirmed. Payable or not: a hold that came after the money left does not call it back."""

@@ -88,9 +88,10 @@ def costs(
 ) -> StudyCosts:
     """Tasks at the study's payment, and the ledger's bonuses by where they stand: the ledger's
     tally by cause and currency, and the bonuses a payer sent and the market has not confirmed,
-    read one by one from the study's payments in flight (owed is `quality.bonuses.payable`, the
-    one rule of what money may go, less those). `connected`: whether the study has a market
-    connection (without one no payer sends anything, and the payments are not read)."""
+    from the held bonuses' tally of the study's payments in flight (owed is
+    `quality.bonuses.payable`, the one rule of what money may go, less those). `connected`: whether
+    the study has a market connection (without one no payer sends anything, and the payments are
+    not read)."""
     counted = counted_sessions(of_study)
     unpaid = F("earned_amount") - F("paid_amount")
     # A sum over no row is NULL, which Money reads as nothing.
@@ -110,9 +111,9 @@ def costs(
         if not connected
         else {
             (row["cause"], row["currency"]): row
-            for row in market_selectors.in_flight_entries(of_study)
-            # Asked of each bonus found by key, not a filter: as a filter, a planner with stale
-            # statistics walked the counted sessions' every bonus instead.
+            for row in market_selectors.in_flight_tally(of_study)
+            # Asked of each tally row, not a filter: as a filter, a planner with stale statistics
+            # walked the counted sessions' every bonus instead.
             .annotate(counted=ExpressionWrapper(Q(study_session__in=counted), output_field=BooleanField()))
             .values("cause", "currency", "counted")
             .annotate(approved=sum_of_amounts(Q()), payable=sum_of_amounts(bonuses.payable()))

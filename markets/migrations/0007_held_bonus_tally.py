@@ -1,5 +1,5 @@
-"""The bonuses payers hold, summed per connection, session, cause, payer and state, in a table kept
-by triggers on the payments (PostgreSQL only).
+"""The bonuses payers hold, summed per connection, session, cause, currency, payer and state, in a
+table kept by triggers on the payments (PostgreSQL only).
 
 A payment row lives while its bonus is in flight and moves between states; the ledger row it pays
 never changes. So one function, on each statement that inserts, updates or deletes payments (from
@@ -26,23 +26,23 @@ TABLE = "markets_heldbonustally"
 # An id's hash: the first 60 bits of the MD5 of its decimal digits (`quality.bonus_lines.id_hash`).
 ID_HASH = "('x' || left(md5(({id})::text), 15))::bit(60)::bigint::numeric"
 
-COLUMNS = "connection_id, study_session_id, cause, payer, state, bonuses, amount, ids_hash"
+COLUMNS = "connection_id, study_session_id, cause, currency, payer, state, bonuses, amount, ids_hash"
 
 # `{moved}`: rows (connection_id, earned_id, payer, state, sign), +1 a row that joins a group, -1 one that leaves.
 GROUPED = f"""
-    SELECT moved.connection_id, bonus.study_session_id, bonus.cause, moved.payer, moved.state,
+    SELECT moved.connection_id, bonus.study_session_id, bonus.cause, bonus.currency, moved.payer, moved.state,
            sum(moved.sign), sum(moved.sign * bonus.amount), sum(moved.sign * {ID_HASH.format(id="bonus.id")})
     FROM ({{moved}}) AS moved INNER JOIN {LEDGER} AS bonus ON bonus.id = moved.earned_id
-    GROUP BY 1, 2, 3, 4, 5
+    GROUP BY 1, 2, 3, 4, 5, 6
     HAVING sum(moved.sign) <> 0 OR sum(moved.sign * bonus.amount) <> 0
         OR sum(moved.sign * {ID_HASH.format(id="bonus.id")}) <> 0
-    ORDER BY 1, 2, 3, 4, 5
+    ORDER BY 1, 2, 3, 4, 5, 6
 """
 
 UPSERT = f"""
     INSERT INTO {TABLE} AS tally ({COLUMNS})
     {{grouped}}
-    ON CONFLICT (connection_id, study_session_id, cause, payer, state) DO UPDATE SET
+    ON CONFLICT (connection_id, study_session_id, cause, currency, payer, state) DO UPDATE SET
         bonuses = tally.bonuses + EXCLUDED.bonuses,
         amount = tally.amount + EXCLUDED.amount,
         ids_hash = tally.ids_hash + EXCLUDED.ids_hash;
@@ -157,6 +157,7 @@ class Migration(migrations.Migration):
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("cause", models.CharField(max_length=12)),
+                ("currency", models.CharField(max_length=3)),
                 (
                     "payer",
                     models.CharField(
@@ -214,7 +215,7 @@ class Migration(migrations.Migration):
                 "verbose_name_plural": "held bonus tallies",
                 "constraints": [
                     models.UniqueConstraint(
-                        fields=("connection", "study_session", "cause", "payer", "state"),
+                        fields=("connection", "study_session", "cause", "currency", "payer", "state"),
                         name="one_held_bonus_tally_per_group",
                     )
                 ],

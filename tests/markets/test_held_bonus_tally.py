@@ -1,7 +1,7 @@
 """The held bonuses' tally (markets.models.HeldBonusTally): the payments summed per connection,
-session, cause, payer and state, kept by triggers on the payments through every step of the payment
-machine (claimed, sent, unknown, set aside, released, a file's claim and its release, confirmed by
-the market or by hand), whatever a statement moves at once; the invariant it rests on (a payer
+session, cause, currency, payer and state, kept by triggers on the payments through every step of
+the payment machine (claimed, sent, unknown, set aside, released, a file's claim and its release,
+confirmed by the market or by hand), whatever a statement moves at once; the invariant it rests on (a payer
 holds only unpaid bonuses); and the migration that fills it."""
 
 from collections import defaultdict
@@ -28,7 +28,11 @@ def tallied(connection: MarketConnection) -> dict[tuple, tuple]:
     """The tally's groups of the connection that hold anything."""
     rows = HeldBonusTally.objects.filter(connection=connection).exclude(bonuses=0, amount=0, ids_hash=0)
     return {
-        (row.study_session_id, row.cause, row.payer, row.state): (row.bonuses, row.amount, int(row.ids_hash))
+        (row.study_session_id, row.cause, row.currency, row.payer, row.state): (
+            row.bonuses,
+            row.amount,
+            int(row.ids_hash),
+        )
         for row in rows
     }
 
@@ -37,7 +41,8 @@ def summed_one_by_one(connection: MarketConnection) -> dict[tuple, tuple]:
     """The connection's payments read one by one and summed as the tally sums them."""
     groups: dict[tuple, list] = defaultdict(lambda: [0, Decimal("0"), 0])
     for payment in BonusPayment.objects.filter(connection=connection).select_related("earned"):
-        group = groups[(payment.earned.study_session_id, payment.earned.cause, payment.payer, payment.state)]
+        bonus = payment.earned
+        group = groups[(bonus.study_session_id, bonus.cause, bonus.currency, payment.payer, payment.state)]
         group[0] += 1
         group[1] += payment.earned.amount
         group[2] += id_hash(payment.earned_id)
@@ -62,7 +67,7 @@ def test_the_tally_is_the_payments_summed_after_every_step_of_the_payment_machin
     def same(step: str) -> None:
         for market in (mturk, prolific):
             assert tallied(market) == summed_one_by_one(market), step
-            seen.update((payer, state) for _, _, payer, state in tallied(market))
+            seen.update((payer, state) for *_, payer, state in tallied(market))
 
     standin.fail("SendBonus", "slow-after")  # the first bonus: MTurk pays, its answer is lost
     outcome = payments.pay_owed_bonuses(study)
@@ -112,7 +117,8 @@ def test_one_statement_moving_payments_between_groups_both_ways_keeps_every_sum(
         )
     # Each group has one bonus in and one out: its count is as it was, its amount and hash are not.
     assert tallied(connection) == summed_one_by_one(connection)
-    assert tallied(connection)[(session.pk, dear.cause, Payer.API, PaymentState.ASIDE)][:2] == (1, Decimal("2.00"))
+    group = (session.pk, dear.cause, dear.currency, Payer.API, PaymentState.ASIDE)
+    assert tallied(connection)[group][:2] == (1, Decimal("2.00"))
 
 
 @pytest.mark.django_db(transaction=True)
