@@ -272,8 +272,9 @@ def bonus_page_money(study: Study) -> dict[str, Any]:
 
 def first_set_aside(study: Study, most: int) -> list[BonusEntry]:
     """The first `most` of `set_aside`, in the order payers took them, each with its payment: read
-    from the payments by their index, each bonus by its key, so sized by `most`, not by the bonuses
-    set aside. (A payment holds an unpaid earned bonus: the database refuses any other.)"""
+    from the study's set-aside payments by their index, each bonus by its key, so sized by the
+    bonuses set aside, not by the study's. (A payment holds an unpaid earned bonus: the database
+    refuses any other.)"""
     first = (
         BonusPayment.objects.filter(connection__study=study, **SET_ASIDE)
         .filter(bonuses.payable("earned__"))
