@@ -283,8 +283,14 @@ def test_the_held_bonuses_one_read_sums_each_set_as_its_queryset_lists_it(book):
         e for e in selectors.confirmable_by_hand(study, connected=True) if e.pk in ids(rows[n] for n in in_hand)
     ]
     assert summed("payable", "confirmable") == listed(held_by_hand) != (0, Decimal("0"), 0)
-    # One row per session, cause and sets: the two sessions' bonuses apart.
+    # One row per session, cause and sets: the two sessions' bonuses apart, in that order.
     assert {group.session_id for group in held} == {rows["aside"].study_session_id, rows["held_sent"].study_session_id}
+    sets = ("payable", "in_flight", "by_the_api", "by_files", "aside", "confirmable")
+    assert held == sorted(held, key=lambda group: (group.session_id, group.cause, *(getattr(group, s) for s in sets)))
+    # The tally rows in flight are the study's own: the other study's payments in flight are not read.
+    in_flight = selectors.in_flight_tally(study)
+    assert {row.connection_id for row in in_flight} == {MarketConnection.objects.get(study=study).pk}
+    assert sum(row.amount for row in in_flight) == listed(selectors.in_flight_entries(study))[1]
 
 
 def test_the_bonus_page_names_the_first_set_aside_bonuses_and_counts_them_all():
