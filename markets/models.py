@@ -243,7 +243,9 @@ class BonusPayment(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        indexes = [models.Index(fields=["connection", "state"], name="bonus_payment_state")]
+        # A state's payments in the order payers took them (the bonus page names the first few
+        # set aside): the index gives the order, so a first page reads only its rows.
+        indexes = [models.Index(fields=["connection", "state", "id"], name="bonus_payment_state")]
 
     def __str__(self) -> str:
         return f"payment of bonus {self.earned_id}: {self.state}"

@@ -251,7 +251,8 @@ def bonus_page_money(study: Study) -> dict[str, Any]:
     downloaded file, or set aside) as rows and as groups, how many bonuses the API payer holds and
     files sent, the first ASIDE_NAMED set aside, and the machine's figures (owed, in flight, set
     aside, paid), the bonuses payers hold read once."""
-    connected = MarketConnection.objects.filter(study=study).exists()
+    connection_id = MarketConnection.objects.filter(study=study).values_list("pk", flat=True).first()
+    connected = connection_id is not None
     held = held_bonuses(study) if connected else []
     figures = machine_figures(study, connected=connected, held=held)
     confirmable = {
@@ -265,18 +266,18 @@ def bonus_page_money(study: Study) -> dict[str, Any]:
         "api": sum(group.bonuses for group in held if group.payable and group.by_the_api),
         "files": sum(group.bonuses for group in held if group.payable and group.by_files),
         # The first few set aside, each with the market's reason; the figures count them all.
-        "aside": first_set_aside(study, ASIDE_NAMED),
+        "aside": first_set_aside(connection_id, ASIDE_NAMED),
         "figures": figures,
     }
 
 
-def first_set_aside(study: Study, most: int) -> list[BonusEntry]:
-    """The first `most` of `set_aside`, in the order payers took them, each with its payment: read
-    from the study's set-aside payments by their index, each bonus by its key, so sized by the
-    bonuses set aside, not by the study's. (A payment holds an unpaid earned bonus: the database
-    refuses any other.)"""
+def first_set_aside(connection_id: int, most: int) -> list[BonusEntry]:
+    """The first `most` of `set_aside` of the study of this connection, in the order payers took
+    them, each with its payment: read from the connection's set-aside payments in their index's
+    order, each bonus by its key, so sized by `most` (and the unpayable ones passed over), not by
+    the bonuses set aside. (A payment holds an unpaid earned bonus: the database refuses any other.)"""
     first = (
-        BonusPayment.objects.filter(connection__study=study, **SET_ASIDE)
+        BonusPayment.objects.filter(connection_id=connection_id, **SET_ASIDE)
         .filter(bonuses.payable("earned__"))
         .select_related("earned__worker__user")
         .order_by("pk")[:most]

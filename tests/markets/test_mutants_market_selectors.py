@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db import connection as db_connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from corpus.models import Market, Worker
@@ -35,6 +36,7 @@ from quality import bonuses
 from quality.bonus_lines import ids_hash
 from quality.guessers import GUESSER
 from quality.models import BonusCause, BonusEntry, BonusKind
+from tests.plans import analysed_plan, nodes_reading
 
 from .conftest import make_study
 
@@ -294,7 +296,10 @@ def test_the_held_bonuses_one_read_sums_each_set_as_its_queryset_lists_it(book):
 
 
 def test_the_bonus_page_names_the_first_set_aside_bonuses_and_counts_them_all():
-    study = make_study()
+    study, other = make_study(), make_study("other-study")
+    # Another study's bonuses set aside before any of this one's: never named on this study's page.
+    others = connect(other)
+    paying(earned(other, visit(other, "theirs"), "0.10"), others, PaymentState.ASIDE, last_error="Theirs")
     connection = connect(study)
     done = visit(study, "done")
     waiting = visit(study, "waiting")
@@ -311,6 +316,27 @@ def test_the_bonus_page_names_the_first_set_aside_bonuses_and_counts_them_all():
     assert ids(money["aside"]) == ids(aside[: selectors.ASIDE_NAMED])
     assert [entry.market_payment.last_error for entry in money["aside"][:2]] == ["Refused 0", "Refused 1"]
     assert money["figures"]["aside"] == figure(len(aside), f"{Decimal('0.10') * len(aside):.2f}")
+
+
+def test_the_first_set_aside_are_read_in_the_index_order_and_no_further():
+    """The page names the first ASIDE_NAMED: the index of a connection's payments by state gives
+    them in the order payers took them, so the read stops there, however many were set aside."""
+    study = make_study()
+    connection = connect(study)
+    session = visit(study, "done")
+    for n in range(3 * selectors.ASIDE_NAMED):
+        paying(earned(study, session, "0.10"), connection, PaymentState.ASIDE, last_error=f"Refused {n}")
+
+    with CaptureQueriesContext(db_connection) as captured:
+        named = selectors.first_set_aside(connection.pk, selectors.ASIDE_NAMED)
+    with db_connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plan = analysed_plan(cursor, captured.captured_queries[-1]["sql"])
+
+    assert len(named) == selectors.ASIDE_NAMED
+    (payments,) = nodes_reading(plan, BonusPayment._meta.db_table)
+    assert payments["Index Name"] == "bonus_payment_state"
+    assert payments["Actual Rows"] == selectors.ASIDE_NAMED
 
 
 def test_every_study_is_listed_by_slug_with_its_own_connection_or_none():
