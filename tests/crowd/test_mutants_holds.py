@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
@@ -30,6 +31,7 @@ from crowd.holds import (
     warning_seconds,
 )
 from crowd.models import ClaimStatus, CodeHold, CodeHoldDecision, SessionEnding, Study, StudySession
+from tests.plans import analysed_plan
 from tests.quality.test_catch_trials import make_study, session_for
 from tests.validation.validation_factories import make_dataset
 from validation.models import ValidationClaim
@@ -114,6 +116,33 @@ def test_the_money_filters_tell_waiting_released_and_refused_holds_apart(make_wo
     assert names(hold_waits()) == {"waiting", "released then held", "refused then held"}
     assert names(hold_refused()) == {"refused"}
     assert names(money_may_go()) == names(bonus_may_go()) == {"free", "released"}
+
+
+def subplan_readers(plan, table, under_subplan=False):
+    """(node, whether it is read in a subplan) for each node of the plan that reads `table`."""
+    inside = under_subplan or plan.get("Parent Relationship") == "SubPlan"
+    if plan.get("Relation Name") == table:
+        yield plan, inside
+    for child in plan.get("Plans", []):
+        yield from subplan_readers(child, table, inside)
+
+
+def test_a_sessions_study_is_asked_of_the_open_link_set_not_joined(make_worker):
+    """Whether a session's study pays bonuses is asked of the set of open-link studies: the studies
+    are read once as a subplan, never joined row by row (where stale statistics can plan a walk of
+    every study's sessions)."""
+    open_study, verified = make_study(make_dataset(), slug="open"), make_study(make_dataset(), slug="verified")
+    Study.objects.filter(pk=open_study.pk).update(open_link_unverified=True)
+    sessions = {study.pk: session_for(study, make_worker(), f"s{study.pk}").pk for study in (open_study, verified)}
+    allowed = StudySession.objects.filter(bonus_may_go())
+
+    sql, params = allowed.values("pk").query.sql_with_params()
+    with connection.cursor() as cursor:
+        plan = analysed_plan(cursor, sql, params)
+
+    assert set(allowed.values_list("pk", flat=True)) == {sessions[verified.pk]}
+    readers = list(subplan_readers(plan, Study._meta.db_table))
+    assert readers and all(in_subplan for _, in_subplan in readers), readers
 
 
 def test_only_another_participant_still_in_the_study_counts_as_waiting(make_worker):
