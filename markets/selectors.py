@@ -259,7 +259,7 @@ def bonus_page_money(study: Study) -> dict[str, Any]:
         "confirmable": confirmable_by_hand(study, connected),
         "confirmable_groups": confirmable_groups(study, connected, held),
     }
-    if not connected:
+    if connection_id is None:
         return {**confirmable, "api": 0, "files": 0, "aside": [], "figures": figures}
     return {
         **confirmable,
