@@ -114,6 +114,15 @@ class Scope:
             return Dataset.objects.filter(team_id__in=self.teams)
         return Dataset.objects.all()
 
+    def dataset_ids(self) -> frozenset[int] | None:
+        """The ids of the scope's datasets (None: every dataset), for rows read by their keys alone
+        and kept when of the scope."""
+        if self.dataset is not None:
+            return frozenset([self.dataset.pk])
+        if self.teams is not None:
+            return frozenset(self.datasets().values_list("pk", flat=True))
+        return None
+
     # --- narrowing rows ----------------------------------------------------------------------
 
     def filter(self, rows: QuerySet[M], via: str = "dataset") -> QuerySet[M]:

@@ -141,6 +141,38 @@ def test_the_copies_figures_read_written_sentences_only_by_their_keys(make_worke
     assert all('"authorship_writtensentence"."id" IN' in sql for sql in reads), reads
 
 
+def test_a_teams_first_sentences_are_read_by_their_keys_alone_and_kept_when_the_teams(make_worker) -> None:
+    """With statistics older than the sentences, the keys beside the team's datasets were planned
+    as a read of the datasets' whole index: the ids are asked alone, the team of the rows read."""
+    ours = factories.dataset("keys-ours", team=Team.objects.create(slug="keys-ours", name="Ours"))
+    theirs = factories.dataset("keys-theirs", team=Team.objects.create(slug="keys-theirs", name="Theirs"))
+    author, copier = make_worker(username="keys-author"), make_worker(username="keys-copier")
+    ours_first = written(ours, author)
+    written(ours, copier, copy_of=ours_first)
+    theirs_first = written(theirs, copier)
+    written(theirs, author, copy_of=theirs_first)
+    written(ours, author, copy_of=theirs_first)
+    team = Scope.of_teams([ours.team_id])
+
+    with CaptureQueriesContext(connection) as captured:
+        groups = selectors.copy_clusters(team)
+
+    by_key = [
+        query["sql"] for query in captured.captured_queries if '"authorship_writtensentence"."id" IN' in query["sql"]
+    ]
+    assert len(by_key) == 1, by_key
+    # Asked of nothing but the ids: no datasets joined, no dataset condition.
+    assert '"collection_dataset"' not in by_key[0], by_key
+    assert '"dataset_id"' not in by_key[0].split(" WHERE ", 1)[1], by_key
+    # Their first sentence is not named; its group stands by its earliest copy in our dataset.
+    texts = {group["root"]: group["text"] for group in groups}
+    assert texts[ours_first.pk] == ours_first.pair.hypothesis
+    assert texts[theirs_first.pk] != theirs_first.pair.hypothesis
+    assert {writer["worker_id"] for writer in next(g for g in groups if g["root"] == theirs_first.pk)["writers"]} == {
+        author.pk
+    }
+
+
 def test_a_groups_writers_are_summed_over_their_sessions_named_as_the_page_names_them(
     make_worker, django_user_model
 ) -> None:
