@@ -234,8 +234,8 @@ def copy_clusters(scope: Scope = EVERYTHING, *, limit: int = COPY_ROWS_SHOWN) ->
             sentences[root, worker_id] += n
             sessions.setdefault((root, worker_id), set()).add(study_session_id)
     # The first sentences by their keys alone, kept when of the scope: beside the scope's datasets,
-    # a planner whose statistics predate the sentences read the dataset's whole index with the keys
-    # (a BitmapAnd of 469,487 entries for 50 rows).
+    # a planner whose statistics predate the sentences combined the keys with the datasets' whole
+    # index, a read sized by the corpus for a page of rows.
     of_scope = scope.dataset_ids()
     firsts = WrittenSentence.objects.filter(pk__in=roots)
     first_pairs: dict[int, int] = {}
